@@ -1,0 +1,252 @@
+// Package pods models what a Job's pod does — how long it runs, how it exits,
+// how it answers SIGTERM, when it becomes ready — once, for both worlds: on a
+// real kubelet it renders as a busybox shell script with a trap, on jobconform's
+// kwok nodes as annotations that the project's kwok Stages read (see stages.go).
+// The same scenario therefore means the same thing on kind and on the local
+// provider.
+package pods
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Annotation keys read by the kwok stages. A key with a suffix ".<index>"
+// overrides the plain key for the pod of that completion index.
+const (
+	Prefix             = "pod.jobconform.io/"
+	AnnRunSeconds      = Prefix + "run-seconds"         // absent: runs until stopped
+	AnnExitCode        = Prefix + "exit-code"           // exit code when the run ends
+	AnnSIGTERMSeconds  = Prefix + "sigterm-seconds"     // time the SIGTERM trap needs
+	AnnSIGTERMExitCode = Prefix + "sigterm-exit-code"   // exit code the trap ends with
+	AnnReadyAfter      = Prefix + "ready-after-seconds" // ContainersReady after this long
+)
+
+// CompletionIndexAnnotation is set by Job controllers on pods of Indexed Jobs.
+const CompletionIndexAnnotation = "batch.kubernetes.io/job-completion-index"
+
+// Image runs the behaviour script on real kubelets.
+var Image = "busybox:1.36"
+
+// DefaultSIGTERMExitCode is what a shell that traps SIGTERM conventionally exits with.
+const DefaultSIGTERMExitCode = 143
+
+// Behavior is what a pod's container does. The zero value runs until it is
+// stopped, exits 143 at once on SIGTERM and is ready as soon as it runs.
+type Behavior struct {
+	// Run is how long the container runs before it exits by itself; nil: forever.
+	Run *time.Duration
+	// ExitCode is the code it exits with after Run.
+	ExitCode int32
+	// SIGTERMDelay is how long the SIGTERM trap needs before exiting. When the
+	// pod's grace period runs out first, the container is killed (exit 137).
+	SIGTERMDelay time.Duration
+	// SIGTERMExitCode is the trap's exit code; nil: 143.
+	SIGTERMExitCode *int32
+	// ReadyAfter delays ContainersReady after the container starts.
+	ReadyAfter time.Duration
+	// Gates are readiness gate condition types: the pod is Ready only once
+	// every one of them is True (Pod Ready++), whoever sets them.
+	Gates []corev1.PodConditionType
+	// ByIndex overrides the behaviour for the pods of some completion indexes
+	// (Indexed Jobs). Gates are per pod template and cannot vary by index.
+	ByIndex map[int]Behavior
+}
+
+// RunFor is a pod that runs d and then exits with code.
+func RunFor(d time.Duration, code int32) Behavior { return Behavior{Run: &d, ExitCode: code} }
+
+// Succeed is a pod that runs d and exits 0.
+func Succeed(d time.Duration) Behavior { return RunFor(d, 0) }
+
+// Fail is a pod that fails at once with code.
+func Fail(code int32) Behavior { return RunFor(0, code) }
+
+// RunForever is a pod that runs until it is stopped.
+func RunForever() Behavior { return Behavior{} }
+
+// TrapSIGTERM returns b with a SIGTERM trap that needs d and then exits with code.
+func (b Behavior) TrapSIGTERM(d time.Duration, code int32) Behavior {
+	b.SIGTERMDelay, b.SIGTERMExitCode = d, &code
+	return b
+}
+
+// WithReadyAfter returns b becoming ContainersReady d after it starts.
+func (b Behavior) WithReadyAfter(d time.Duration) Behavior {
+	b.ReadyAfter = d
+	return b
+}
+
+// WithGates returns b with readiness gates: never Ready until each is True.
+func (b Behavior) WithGates(gates ...corev1.PodConditionType) Behavior {
+	b.Gates = append(append([]corev1.PodConditionType(nil), b.Gates...), gates...)
+	return b
+}
+
+// ForIndex returns b where the pod of completion index i behaves as o instead.
+func (b Behavior) ForIndex(i int, o Behavior) Behavior {
+	m := map[int]Behavior{}
+	for k, v := range b.ByIndex {
+		m[k] = v
+	}
+	o.ByIndex, o.Gates = nil, nil
+	m[i] = o
+	b.ByIndex = m
+	return b
+}
+
+func (b Behavior) sigtermExit() int32 {
+	if b.SIGTERMExitCode == nil {
+		return DefaultSIGTERMExitCode
+	}
+	return *b.SIGTERMExitCode
+}
+
+// Validate reports values no kubelet could produce.
+func (b Behavior) Validate() error {
+	check := func(where string, x Behavior) error {
+		if x.Run != nil && *x.Run < 0 {
+			return fmt.Errorf("%srun time %s is negative", where, *x.Run)
+		}
+		if x.SIGTERMDelay < 0 || x.ReadyAfter < 0 {
+			return fmt.Errorf("%sdurations must not be negative", where)
+		}
+		for _, c := range []int32{x.ExitCode, x.sigtermExit()} {
+			if c < 0 || c > 255 {
+				return fmt.Errorf("%sexit code %d is outside 0..255", where, c)
+			}
+		}
+		return nil
+	}
+	if err := check("", b); err != nil {
+		return err
+	}
+	for i, o := range b.ByIndex {
+		if i < 0 {
+			return fmt.Errorf("index %d is negative", i)
+		}
+		if err := check(fmt.Sprintf("index %d: ", i), o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// annotations renders b's fields under the plain keys, or with the ".<index>"
+// suffix for an override.
+func (b Behavior) annotations(suffix string, into map[string]string) {
+	if b.Run != nil {
+		into[AnnRunSeconds+suffix] = seconds(*b.Run)
+	}
+	into[AnnExitCode+suffix] = strconv.Itoa(int(b.ExitCode))
+	into[AnnSIGTERMSeconds+suffix] = seconds(b.SIGTERMDelay)
+	into[AnnSIGTERMExitCode+suffix] = strconv.Itoa(int(b.sigtermExit()))
+	into[AnnReadyAfter+suffix] = seconds(b.ReadyAfter)
+}
+
+// Annotations is what the kwok stages read.
+func (b Behavior) Annotations() map[string]string {
+	out := map[string]string{}
+	b.annotations("", out)
+	for i, o := range b.ByIndex {
+		if o.Run == nil {
+			// An override that runs forever must hide a finite base run.
+			out[AnnRunSeconds+"."+strconv.Itoa(i)] = "forever"
+		}
+		o.annotations("."+strconv.Itoa(i), out)
+	}
+	return out
+}
+
+// Apply makes the pods of tmpl behave as b: it sets the annotations, the
+// readiness gates, and the first container's image, command and (when needed)
+// readiness probe. Other fields of tmpl stay as they are.
+func (b Behavior) Apply(tmpl *corev1.PodTemplateSpec) {
+	if tmpl.Annotations == nil {
+		tmpl.Annotations = map[string]string{}
+	}
+	for k, v := range b.Annotations() {
+		tmpl.Annotations[k] = v
+	}
+	for _, g := range b.Gates {
+		tmpl.Spec.ReadinessGates = append(tmpl.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: g})
+	}
+	if len(tmpl.Spec.Containers) == 0 {
+		tmpl.Spec.Containers = []corev1.Container{{Name: "main"}}
+	}
+	c := &tmpl.Spec.Containers[0]
+	if c.Image == "" {
+		c.Image = Image
+	}
+	c.Command = []string{"sh", "-c", b.Script()}
+	if b.needsProbe() {
+		c.ReadinessProbe = &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/ready"}}},
+			PeriodSeconds: 1,
+		}
+	}
+}
+
+func (b Behavior) needsProbe() bool {
+	if b.ReadyAfter > 0 {
+		return true
+	}
+	for _, o := range b.ByIndex {
+		if o.ReadyAfter > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Script is the busybox shell program that behaves as b on a real kubelet.
+// sh runs as PID 1, which ignores SIGTERM unless trapped, so the trap is
+// always set; "sleep & wait" lets the trap run while the main sleep goes on.
+func (b Behavior) Script() string {
+	vars := func(x Behavior) string {
+		run := ""
+		if x.Run != nil {
+			run = seconds(*x.Run)
+		}
+		return fmt.Sprintf("run=%s; code=%d; tdelay=%s; tcode=%d; ready=%s",
+			shellWord(run), x.ExitCode, seconds(x.SIGTERMDelay), x.sigtermExit(), seconds(x.ReadyAfter))
+	}
+	var s strings.Builder
+	s.WriteString(vars(b) + "\n")
+	if len(b.ByIndex) > 0 {
+		var idx []int
+		for i := range b.ByIndex {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		s.WriteString("case \"${JOB_COMPLETION_INDEX:-}\" in\n")
+		for _, i := range idx {
+			fmt.Fprintf(&s, "%d) %s;;\n", i, vars(b.ByIndex[i]))
+		}
+		s.WriteString("esac\n")
+	}
+	s.WriteString(`trap 'sleep "$tdelay"; exit "$tcode"' TERM
+if [ "$ready" = 0 ]; then touch /tmp/ready; else (sleep "$ready"; touch /tmp/ready) & fi
+if [ -n "$run" ]; then sleep "$run" & wait $!; exit "$code"; fi
+while true; do sleep 3600 & wait $!; done
+`)
+	return s.String()
+}
+
+func shellWord(s string) string {
+	if s == "" {
+		return "''"
+	}
+	return s
+}
+
+// seconds renders d as decimal seconds ("2", "0.5"), the form both busybox
+// sleep and the stages' jq read.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}

@@ -1,0 +1,131 @@
+package pods
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// shells are the POSIX shells on this machine the script is run with; busybox
+// is what real pods run, dash/sh proves the script is plain POSIX.
+func shells(t *testing.T) [][]string {
+	var out [][]string
+	if p, err := exec.LookPath("busybox"); err == nil {
+		out = append(out, []string{p, "sh"})
+	}
+	if p, err := exec.LookPath("sh"); err == nil {
+		out = append(out, []string{p})
+	}
+	if len(out) == 0 {
+		t.Skip("no POSIX shell on PATH")
+	}
+	return out
+}
+
+// runScript runs b's script in a temp dir standing in for the container's /tmp
+// (the script's paths are rewritten), optionally sends SIGTERM after sigAfter,
+// and returns the exit code and how long it ran.
+func runScript(t *testing.T, sh []string, b Behavior, index string, sigAfter time.Duration) (int, time.Duration) {
+	t.Helper()
+	dir := t.TempDir()
+	script := b.Script()
+	script = strings.ReplaceAll(script, "/tmp/ready", filepath.Join(dir, "ready"))
+	cmd := exec.Command(sh[0], append(sh[1:], "-c", script)...)
+	cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+index)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if sigAfter > 0 {
+		time.Sleep(sigAfter) // the signal's moment is the input under test, not a wait for a condition
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), time.Since(start)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, time.Since(start)
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("script did not exit within 20s")
+		return 0, 0
+	}
+}
+
+func TestScriptRunThenExit(t *testing.T) {
+	for _, sh := range shells(t) {
+		code, took := runScript(t, sh, RunFor(300*time.Millisecond, 42), "", 0)
+		if code != 42 || took < 300*time.Millisecond {
+			t.Errorf("%v: exit %d after %s, want 42 after ≥300ms", sh, code, took)
+		}
+	}
+}
+
+func TestScriptTrapsSIGTERM(t *testing.T) {
+	for _, sh := range shells(t) {
+		code, took := runScript(t, sh, RunForever().TrapSIGTERM(time.Second, 143), "", 300*time.Millisecond)
+		if code != 143 || took < 1300*time.Millisecond {
+			t.Errorf("%v: exit %d after %s, want 143 after ≥1.3s", sh, code, took)
+		}
+	}
+}
+
+func TestScriptIndexOverride(t *testing.T) {
+	b := Succeed(100*time.Millisecond).ForIndex(1, Fail(7))
+	for _, sh := range shells(t) {
+		if code, _ := runScript(t, sh, b, "1", 0); code != 7 {
+			t.Errorf("%v: index 1 exit %d, want 7", sh, code)
+		}
+		if code, _ := runScript(t, sh, b, "0", 0); code != 0 {
+			t.Errorf("%v: index 0 exit %d, want 0", sh, code)
+		}
+	}
+}
+
+func TestApply(t *testing.T) {
+	gate := corev1.PodConditionType("example.com/gate")
+	tmpl := corev1.PodTemplateSpec{}
+	RunForever().WithReadyAfter(2*time.Second).WithGates(gate).TrapSIGTERM(5*time.Second, 0).Apply(&tmpl)
+	c := tmpl.Spec.Containers[0]
+	if c.Image != Image || len(c.Command) != 3 || c.ReadinessProbe == nil {
+		t.Fatalf("container not rendered: %+v", c)
+	}
+	if len(tmpl.Spec.ReadinessGates) != 1 || tmpl.Spec.ReadinessGates[0].ConditionType != gate {
+		t.Fatalf("readiness gates: %+v", tmpl.Spec.ReadinessGates)
+	}
+	want := map[string]string{AnnSIGTERMSeconds: "5", AnnSIGTERMExitCode: "0", AnnReadyAfter: "2", AnnExitCode: "0"}
+	for k, v := range want {
+		if tmpl.Annotations[k] != v {
+			t.Errorf("annotation %s = %q, want %q", k, tmpl.Annotations[k], v)
+		}
+	}
+	if _, ok := tmpl.Annotations[AnnRunSeconds]; ok {
+		t.Errorf("a pod that runs forever has %s", AnnRunSeconds)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := Fail(300).Validate(); err == nil {
+		t.Error("exit code 300 accepted")
+	}
+	if err := RunForever().ForIndex(-1, Fail(1)).Validate(); err == nil {
+		t.Error("negative index accepted")
+	}
+	if err := Succeed(time.Second).TrapSIGTERM(time.Second, 143).Validate(); err != nil {
+		t.Errorf("valid behaviour rejected: %v", err)
+	}
+}
