@@ -27,6 +27,7 @@ const (
 	APIServer         Binary = "kube-apiserver"
 	ControllerManager Binary = "kube-controller-manager"
 	Scheduler         Binary = "kube-scheduler"
+	Kubectl           Binary = "kubectl" // for people poking at a cluster; the harness itself uses client-go
 	Kwok              Binary = "kwok"
 )
 
@@ -100,7 +101,7 @@ func (b *Builder) Ensure(ctx context.Context, v string) (*Set, error) {
 	set := &Set{Version: v, paths: map[Binary]string{}}
 
 	kdir := filepath.Join(root, "kubernetes", v)
-	k8sBins := []Binary{APIServer, ControllerManager, Scheduler}
+	k8sBins := []Binary{APIServer, ControllerManager, Scheduler, Kubectl}
 	for _, bin := range k8sBins {
 		set.paths[bin] = filepath.Join(kdir, string(bin))
 	}
@@ -273,6 +274,7 @@ func (b *Builder) buildKubernetes(ctx context.Context, v, tmp string) error {
 		"k8s.io/kubernetes/cmd/kube-apiserver":          APIServer,
 		"k8s.io/kubernetes/cmd/kube-controller-manager": ControllerManager,
 		"k8s.io/kubernetes/cmd/kube-scheduler":          Scheduler,
+		"k8s.io/kubernetes/cmd/kubectl":                 Kubectl,
 	}, strings.Join(ldflags, " "))
 	if err != nil {
 		return err
@@ -303,7 +305,7 @@ func (b *Builder) kubernetesGoMod(ctx context.Context, v string) (*modfile.File,
 	if err != nil {
 		return nil, err
 	}
-	return modfile.ParseLax(info.GoMod, data, nil)
+	return modfile.Parse(info.GoMod, data, nil)
 }
 
 // buildModule writes a throwaway module in tmp that requires mod@version,
@@ -344,12 +346,23 @@ func (b *Builder) buildModule(ctx context.Context, tmp, what, mod, version strin
 		return fmt.Errorf("build %s: %w", what, err)
 	}
 	for pkg, bin := range pkgs {
-		if err := os.Rename(filepath.Join(tmp, "bin", filepath.Base(pkg)), filepath.Join(tmp, "out", string(bin))); err != nil {
+		if err := os.Rename(filepath.Join(tmp, "bin", goBinaryName(pkg)), filepath.Join(tmp, "out", string(bin))); err != nil {
 			return fmt.Errorf("build %s: %s not produced: %w", what, pkg, err)
 		}
 	}
 	fmt.Fprintf(b.progress(), "built %s in %s\n", what, time.Since(start).Round(time.Second))
 	return nil
+}
+
+// goBinaryName is the file name "go build -o dir/" gives pkg's executable: the
+// last path element, or the one before a major-version suffix (…/server/v3 → server).
+func goBinaryName(pkg string) string {
+	elems := strings.Split(pkg, "/")
+	last := elems[len(elems)-1]
+	if len(elems) > 1 && len(last) > 1 && last[0] == 'v' && strings.Trim(last[1:], "0123456789") == "" {
+		return elems[len(elems)-2]
+	}
+	return last
 }
 
 // run runs a go command, reporting a heartbeat with the number of packages
@@ -397,7 +410,7 @@ func (b *Builder) run(ctx context.Context, dir, what string, start time.Time, na
 			}
 			return nil
 		case <-tick.C:
-			fmt.Fprintf(b.progress(), "  %s … %s elapsed, %d lines of go output (packages compiled)\n",
+			fmt.Fprintf(b.progress(), "  %s … %s elapsed, %d packages so far\n",
 				what, time.Since(start).Round(time.Second), lines.Load())
 		}
 	}

@@ -18,17 +18,17 @@ import (
 	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
-// nodeStages make kwok keep its nodes Ready and their leases fresh, the way a
-// kubelet does; they stop the moment the kwok process stops (node loss).
+// kwokConfig makes kwok keep its nodes Ready and their leases fresh, the way a
+// kubelet does; both stop the moment the kwok process stops (node loss).
 //
-//go:embed stages/nodes.yaml
-var nodeStages []byte
+//go:embed stages/kwok.yaml
+var kwokConfig []byte
 
 func (c *Cluster) kwokConfigPath() string { return filepath.Join(c.stateDir, "kwok.yaml") }
 
 func (c *Cluster) writeKwokConfig() error {
 	var buf bytes.Buffer
-	buf.Write(nodeStages)
+	buf.Write(kwokConfig)
 	buf.WriteString("\n---\n")
 	buf.Write(pods.KwokStages())
 	return os.WriteFile(c.kwokConfigPath(), buf.Bytes(), 0o644)
@@ -114,10 +114,51 @@ func (c *Cluster) StartNodeGroup(ctx context.Context, g int) error {
 		"--node-ip=127.0.0.1",
 	}
 	c.mu.Unlock()
+	// A returning kubelet renews its own Lease at once. Each kwok process has a
+	// fresh identity and would wait up to 40s for the dead one's Lease to
+	// expire, so the Leases of the (stopped) previous process go first.
+	for _, name := range c.NodesOf(g) {
+		err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("node group %d: clear lease %s: %w", g, name, err)
+		}
+	}
+	started := time.Now()
 	if err := p.start(); err != nil {
 		return err
 	}
+	if err := c.waitLeases(ctx, c.NodesOf(g), started, p); err != nil {
+		return err
+	}
 	return c.waitNodes(ctx, c.NodesOf(g), c.cfg.StartTimeout, false, p)
+}
+
+// waitLeases waits until the node Leases of names exist again, renewed by the
+// process started at started.
+func (c *Cluster) waitLeases(ctx context.Context, names []string, started time.Time, owner *process) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, c.cfg.StartTimeout, true, func(ctx context.Context) (bool, error) {
+		if !owner.running() {
+			return false, fmt.Errorf("%s", owner.describeExit())
+		}
+		for _, name := range names {
+			l, err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			// RenewTime has microsecond precision; allow a second of clock rounding.
+			if l.Spec.RenewTime == nil || l.Spec.RenewTime.Time.Before(started.Add(-time.Second)) {
+				last = "lease " + name + " not renewed yet"
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil && wait.Interrupted(err) {
+		return fmt.Errorf("%s did not take its node leases within %s: %s; log %s", owner.name, c.cfg.StartTimeout, last, owner.logPath)
+	}
+	return err
 }
 
 func (c *Cluster) group(g int) (*process, error) {

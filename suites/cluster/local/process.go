@@ -162,3 +162,13 @@ func logTail(path string, n int) string {
 	}
 	return string(bytes.Join(lines, []byte("\n")))
 }
+
+// pid is the running process's id, or 0.
+func (p *process) pid() int {
+	if !p.running() {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cmd.Process.Pid
+}

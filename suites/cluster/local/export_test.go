@@ -1,0 +1,17 @@
+package local
+
+// Args exposes a component's current flags to the integration specs.
+func Args(c *Cluster, comp Component) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.procs[comp].args...)
+}
+
+// ListenAddresses is the method, as a function for Gomega.
+func ListenAddresses(c *Cluster) []string {
+	addrs, err := c.ListenAddresses()
+	if err != nil {
+		panic(err)
+	}
+	return addrs
+}

@@ -1,0 +1,140 @@
+// Command jobconform drives the harness: build Kubernetes binaries, bring a
+// local cluster up for a person to use, and run the main job.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/jobconform/jobconform/suites/cluster/local"
+	"github.com/jobconform/jobconform/suites/k8sbin"
+)
+
+const usage = `jobconform: a conformance and chaos harness for Kubernetes Job controllers.
+
+Usage:
+  jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries
+  jobconform cluster [flags]                    run a local cluster until interrupted
+  jobconform demo    [flags]                    local cluster + one KEP-3939 Job scenario
+
+Run "jobconform <command> -h" for a command's flags.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "build":
+		err = build(ctx, os.Args[2:])
+	case "cluster":
+		err = cluster(ctx, os.Args[2:])
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jobconform:", err)
+		if errors.Is(err, context.Canceled) {
+			os.Exit(130)
+		}
+		os.Exit(1)
+	}
+}
+
+// versionsFlag collects repeated --k8s-version values.
+type versionsFlag []string
+
+func (v *versionsFlag) String() string     { return strings.Join(*v, ",") }
+func (v *versionsFlag) Set(s string) error { *v = append(*v, s); return nil }
+
+func defaultVersion() string {
+	if v := os.Getenv(k8sbin.VersionEnv); v != "" {
+		return v
+	}
+	return k8sbin.DefaultVersion
+}
+
+func build(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("build", flag.ContinueOnError)
+	var versions versionsFlag
+	fs.Var(&versions, "k8s-version", "Kubernetes release to build (repeatable; default $"+k8sbin.VersionEnv+" or "+k8sbin.DefaultVersion+")")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if len(versions) == 0 {
+		versions = versionsFlag{defaultVersion()}
+	}
+	b := &k8sbin.Builder{Progress: os.Stderr}
+	for _, v := range versions {
+		set, err := b.Ensure(ctx, v)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Kubernetes %s (etcd %s, kwok %s):\n", set.Version, set.EtcdVersion, k8sbin.KwokVersion)
+		for _, bin := range []k8sbin.Binary{k8sbin.APIServer, k8sbin.ControllerManager, k8sbin.Scheduler, k8sbin.Kubectl, k8sbin.Etcd, k8sbin.Kwok} {
+			fmt.Printf("  %-24s %s\n", bin, set.Path(bin))
+		}
+	}
+	return nil
+}
+
+// clusterFlags are the local-provider flags shared by commands.
+func clusterFlags(fs *flag.FlagSet) *local.Config {
+	cfg := &local.Config{}
+	fs.StringVar(&cfg.Version, "k8s-version", defaultVersion(), "Kubernetes release")
+	fs.IntVar(&cfg.NodeGroups, "node-groups", 3, "kwok processes, each owning a group of nodes")
+	fs.IntVar(&cfg.NodesPerGroup, "nodes-per-group", 1, "nodes per group")
+	fs.Func("feature-gates", "feature gates for every component, e.g. JobManagedBy=false,JobPodReplacementPolicy=true", func(s string) error {
+		gates, err := parseGates(s)
+		cfg.FeatureGates = gates
+		return err
+	})
+	return cfg
+}
+
+func parseGates(s string) (map[string]bool, error) {
+	gates := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || (v != "true" && v != "false") {
+			return nil, fmt.Errorf("feature gate %q: write Name=true or Name=false", kv)
+		}
+		gates[k] = v == "true"
+	}
+	return gates, nil
+}
+
+func cluster(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
+	cfg := clusterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg.Progress = os.Stderr
+	c, err := local.Start(ctx, *cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	fmt.Printf("cluster ready. Use it with:\n  export KUBECONFIG=%s\nComponent logs: %s\nPress Ctrl-C to stop it.\n", c.Kubeconfig(), c.LogDir())
+	<-ctx.Done()
+	fmt.Fprintln(os.Stderr, "stopping cluster")
+	return c.Stop()
+}

@@ -1,0 +1,257 @@
+// Package recorder watches the objects of one namespace — Jobs, Pods, Events —
+// and the cluster's Nodes, and keeps every change with the time it arrived, as
+// one timeline. Checks read the timeline afterwards, so a state that lasted
+// 50 ms is seen as surely as one that lasted a minute.
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// EventType is the kind of change.
+type EventType string
+
+// Changes an entry records.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+)
+
+// Entry is one observed change. Seq orders all entries of one recorder by
+// arrival; within one kind it is the apiserver's order.
+type Entry struct {
+	Seq    int
+	Time   time.Time
+	Type   EventType
+	Kind   string // Job, Pod, Node, Event
+	Name   string
+	Object runtime.Object // a private copy
+}
+
+// Job returns the entry's object as a Job (nil for other kinds).
+func (e Entry) Job() *batchv1.Job { j, _ := e.Object.(*batchv1.Job); return j }
+
+// Pod returns the entry's object as a Pod (nil for other kinds).
+func (e Entry) Pod() *corev1.Pod { p, _ := e.Object.(*corev1.Pod); return p }
+
+// Recorder records one namespace (plus Nodes) from Start until Stop.
+type Recorder struct {
+	mu      sync.Mutex
+	entries []Entry
+	notify  chan struct{} // closed and replaced on every new entry
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// Start begins recording namespace ns and returns once the initial lists are
+// in the timeline.
+func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Recorder, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &Recorder{cancel: cancel, notify: make(chan struct{}), done: make(chan struct{})}
+	nsFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
+	clusterFactory := informers.NewSharedInformerFactory(client, 0)
+	for kind, inf := range map[string]cache.SharedIndexInformer{
+		"Job":   nsFactory.Batch().V1().Jobs().Informer(),
+		"Pod":   nsFactory.Core().V1().Pods().Informer(),
+		"Event": nsFactory.Core().V1().Events().Informer(),
+		"Node":  clusterFactory.Core().V1().Nodes().Informer(),
+	} {
+		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { r.add(Added, kind, obj) },
+			UpdateFunc: func(_, obj any) { r.add(Modified, kind, obj) },
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				r.add(Deleted, kind, obj)
+			},
+		})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	nsFactory.Start(ctx.Done())
+	clusterFactory.Start(ctx.Done())
+	for typ, ok := range nsFactory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			cancel()
+			return nil, fmt.Errorf("recorder: %v informer did not sync", typ)
+		}
+	}
+	for typ, ok := range clusterFactory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			cancel()
+			return nil, fmt.Errorf("recorder: %v informer did not sync", typ)
+		}
+	}
+	go func() {
+		<-ctx.Done()
+		nsFactory.Shutdown()
+		clusterFactory.Shutdown()
+		close(r.done)
+	}()
+	return r, nil
+}
+
+func (r *Recorder) add(t EventType, kind string, obj any) {
+	ro, ok := obj.(runtime.Object)
+	if !ok {
+		return
+	}
+	ro = ro.DeepCopyObject()
+	name := ""
+	if m, ok := ro.(interface{ GetName() string }); ok {
+		name = m.GetName()
+	}
+	r.mu.Lock()
+	r.entries = append(r.entries, Entry{Seq: len(r.entries), Time: time.Now(), Type: t, Kind: kind, Name: name, Object: ro})
+	close(r.notify)
+	r.notify = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// Stop ends recording and waits for the informers to shut down.
+func (r *Recorder) Stop() {
+	r.cancel()
+	<-r.done
+}
+
+// Entries returns a copy of the timeline so far.
+func (r *Recorder) Entries() []Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Entry(nil), r.entries...)
+}
+
+// Of returns the entries of one kind, in order.
+func (r *Recorder) Of(kind string) []Entry {
+	var out []Entry
+	for _, e := range r.Entries() {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// WaitFor waits until some entry satisfies match (entries already recorded
+// count) and returns the first such entry, or fails when ctx ends or timeout passes.
+func (r *Recorder) WaitFor(ctx context.Context, timeout time.Duration, what string, match func(Entry) bool) (Entry, error) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	next := 0
+	for {
+		r.mu.Lock()
+		entries := r.entries[next:]
+		notify := r.notify
+		next = len(r.entries)
+		r.mu.Unlock()
+		for _, e := range entries {
+			if match(e) {
+				return e, nil
+			}
+		}
+		select {
+		case <-notify:
+		case <-deadline.C:
+			return Entry{}, fmt.Errorf("timed out after %s waiting for %s", timeout, what)
+		case <-ctx.Done():
+			return Entry{}, fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		}
+	}
+}
+
+// PodNames lists the pods seen, in order of first appearance.
+func (r *Recorder) PodNames() []string {
+	seen := map[string]int{}
+	for _, e := range r.Of("Pod") {
+		if _, ok := seen[e.Name]; !ok {
+			seen[e.Name] = e.Seq
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return seen[names[i]] < seen[names[j]] })
+	return names
+}
+
+// Describe renders one entry as a line a person can read in a failure report.
+func Describe(e Entry) string {
+	head := fmt.Sprintf("%s %-8s %-5s %s", e.Time.Format("15:04:05.000"), e.Type, e.Kind, e.Name)
+	switch o := e.Object.(type) {
+	case *batchv1.Job:
+		s := o.Status
+		var conds []string
+		for _, c := range s.Conditions {
+			conds = append(conds, fmt.Sprintf("%s=%s(%s)", c.Type, c.Status, c.Reason))
+		}
+		term, ready := "nil", "nil"
+		if s.Terminating != nil {
+			term = fmt.Sprint(*s.Terminating)
+		}
+		if s.Ready != nil {
+			ready = fmt.Sprint(*s.Ready)
+		}
+		return fmt.Sprintf("%s active=%d ready=%s terminating=%s succeeded=%d failed=%d uncounted=%d conditions=%v",
+			head, s.Active, ready, term, s.Succeeded, s.Failed, uncounted(s.UncountedTerminatedPods), conds)
+	case *corev1.Pod:
+		var conds []string
+		for _, c := range o.Status.Conditions {
+			conds = append(conds, fmt.Sprintf("%s=%s", c.Type, c.Status))
+		}
+		del := ""
+		if o.DeletionTimestamp != nil {
+			del = " deleting"
+		}
+		return fmt.Sprintf("%s phase=%s%s finalizers=%v conditions=%v", head, o.Status.Phase, del, o.Finalizers, conds)
+	case *corev1.Event:
+		return fmt.Sprintf("%s %s %s/%s: %s", head, o.Reason, o.InvolvedObject.Kind, o.InvolvedObject.Name, o.Message)
+	case *corev1.Node:
+		var conds []string
+		for _, c := range o.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				conds = append(conds, fmt.Sprintf("Ready=%s", c.Status))
+			}
+		}
+		return fmt.Sprintf("%s %v taints=%d", head, conds, len(o.Spec.Taints))
+	}
+	return head
+}
+
+func uncounted(u *batchv1.UncountedTerminatedPods) int {
+	if u == nil {
+		return 0
+	}
+	return len(u.Succeeded) + len(u.Failed)
+}
+
+// Dump renders the timeline of the given kinds (all when none), one line each.
+func (r *Recorder) Dump(kinds ...string) string {
+	want := map[string]bool{}
+	for _, k := range kinds {
+		want[k] = true
+	}
+	var b []byte
+	for _, e := range r.Entries() {
+		if len(want) == 0 || want[e.Kind] {
+			b = append(b, Describe(e)...)
+			b = append(b, '\n')
+		}
+	}
+	return string(b)
+}
