@@ -39,6 +39,8 @@ func main() {
 		err = build(ctx, os.Args[2:])
 	case "cluster":
 		err = cluster(ctx, os.Args[2:])
+	case "demo":
+		err = demo(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return

@@ -1,0 +1,51 @@
+# jobconform — see README.md. Every target builds what it needs first.
+SHELL := /bin/bash
+
+# The default Kubernetes release, and the releases the tests run at.
+K8S_VERSION   ?= v1.37.1
+TEST_VERSIONS ?= v1.37.1,v1.34.3
+ARTIFACTS     ?= $(CURDIR)/_artifacts
+export ARTIFACTS
+
+GO         ?= go
+JOBCONFORM := $(GO) run ./suites/cmd/jobconform
+
+.PHONY: all run test unit bench binaries cluster vet fmt clean
+
+all: test
+
+## binaries: build (once; cached outside the checkout) the Kubernetes binaries the tests use
+binaries:
+	$(JOBCONFORM) build $(foreach v,$(subst $(comma), ,$(TEST_VERSIONS)),--k8s-version $(v))
+
+comma := ,
+
+## run: the main job — until the conformance suites land, a local cluster runs one KEP-3939 scenario
+run:
+	$(JOBCONFORM) demo --k8s-version $(K8S_VERSION)
+
+## test: unit and integration tests (integration specs start real local clusters)
+test: vet binaries
+	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m ./...
+
+## unit: only the tests that start no cluster
+unit:
+	$(GO) test -short -count=1 ./...
+
+## bench: start-to-ready of the local provider (median of 5, binaries cached, 3 nodes)
+bench:
+	$(JOBCONFORM) build --k8s-version $(K8S_VERSION)
+	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test -run '^$$' -bench StartToReady -benchtime 5x -count=1 ./suites/cluster/local/
+
+## cluster: a local cluster for poking at, until Ctrl-C
+cluster:
+	$(JOBCONFORM) cluster --k8s-version $(K8S_VERSION)
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf _artifacts
