@@ -115,7 +115,7 @@ func parseGates(s string) (map[string]bool, error) {
 			continue
 		}
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || (v != "true" && v != "false") {
+		if !ok || strings.TrimSpace(k) == "" || (v != "true" && v != "false") {
 			return nil, fmt.Errorf("feature gate %q: write Name=true or Name=false", kv)
 		}
 		gates[k] = v == "true"

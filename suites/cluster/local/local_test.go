@@ -1,0 +1,189 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+func readCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		t.Fatalf("%s: no PEM", path)
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestPKI(t *testing.T) {
+	p := pki{dir: t.TempDir()}
+	if err := p.generate(); err != nil {
+		t.Fatal(err)
+	}
+	ca := readCert(t, p.path(caCert))
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+
+	serving := readCert(t, p.path(servingCert))
+	if _, err := serving.Verify(x509.VerifyOptions{Roots: pool, DNSName: "127.0.0.1"}); err != nil {
+		t.Errorf("serving certificate not valid for 127.0.0.1: %v", err)
+	}
+	admin := readCert(t, p.path(adminCert))
+	if _, err := admin.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("admin certificate: %v", err)
+	}
+	if admin.Subject.CommonName != "jobconform-admin" || len(admin.Subject.Organization) != 1 || admin.Subject.Organization[0] != "system:masters" {
+		t.Errorf("admin identity %v", admin.Subject)
+	}
+	kcm := readCert(t, p.path(kcmCert))
+	if kcm.Subject.CommonName != "system:kube-controller-manager" || len(kcm.Subject.Organization) != 0 {
+		t.Errorf("controller-manager identity %v: it must get only its RBAC role, not system:masters", kcm.Subject)
+	}
+	if st, err := os.Stat(p.path(saKey)); err != nil || st.Mode().Perm()&0o077 != 0 {
+		t.Errorf("service-account key missing or readable by others: %v %v", st, err)
+	}
+}
+
+func TestGatesFlag(t *testing.T) {
+	got := gatesFlag(map[string]bool{"B": true, "A": true}, map[string]bool{"A": false})
+	if got != "A=false,B=true" {
+		t.Errorf("gatesFlag = %q", got)
+	}
+	if gatesFlag(nil, nil) != "" {
+		t.Error("no gates should give an empty flag")
+	}
+}
+
+func TestParseProcAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"0100007F:1F90":                         "127.0.0.1:8080",
+		"00000000:0050":                         "0.0.0.0:80",
+		"00000000000000000000000001000000:0016": "[::1]:22",
+	} {
+		got, err := parseProcAddr(in)
+		if err != nil || got != want {
+			t.Errorf("parseProcAddr(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}
+
+func TestConfigDefaultsAndErrors(t *testing.T) {
+	t.Setenv("ARTIFACTS", t.TempDir())
+	c := Config{}
+	if err := c.setDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	if c.NodeGroups != 3 || c.NodesPerGroup != 1 || !strings.HasPrefix(c.LogDir, os.Getenv("ARTIFACTS")) {
+		t.Errorf("defaults: %+v", c)
+	}
+	for _, bad := range []Config{
+		{Version: "v1.20.0"},
+		{NodeGroups: -1},
+		{ExtraArgs: map[Component][]string{"kubelet": {"--v=2"}}},
+	} {
+		if err := bad.setDefaults(); err == nil {
+			t.Errorf("config %+v accepted", bad)
+		}
+	}
+}
+
+func TestProcessStartStop(t *testing.T) {
+	p := &process{name: "sleep", logPath: filepath.Join(t.TempDir(), "sleep.log"), path: "/bin/sleep", args: []string{"300"}}
+	if err := p.start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(); err == nil {
+		t.Error("second start of a running process accepted")
+	}
+	pid := p.pid()
+	if pid == 0 || !p.running() {
+		t.Fatal("not running after start")
+	}
+	if err := p.stop(2 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p.running() || syscall.Kill(pid, 0) == nil {
+		t.Fatal("still running after stop")
+	}
+	if err := p.start(); err != nil { // restart appends to the same log
+		t.Fatal(err)
+	}
+	if err := p.kill(); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(p.logPath)
+	if n := strings.Count(string(log), "=== jobconform: start"); n != 2 {
+		t.Errorf("log has %d start headers, want 2", n)
+	}
+}
+
+// TestChildrenDieWithTheHarness runs this test binary as a helper that starts
+// a long sleep through the supervisor and is then SIGKILLed, as a crashed or
+// timed-out test would be: the sleep must die too (PDEATHSIG).
+func TestChildrenDieWithTheHarness(t *testing.T) {
+	if os.Getenv("JOBCONFORM_HELPER") == "1" {
+		p := &process{name: "orphan", logPath: os.Getenv("JOBCONFORM_HELPER_LOG"), path: "/bin/sleep", args: []string{"300"}}
+		if err := p.start(); err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		fmt.Println("PID", p.pid())
+		time.Sleep(time.Minute) // the parent test kills this process long before
+		os.Exit(3)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildrenDieWithTheHarness$")
+	cmd.Env = append(os.Environ(), "JOBCONFORM_HELPER=1", "JOBCONFORM_HELPER_LOG="+filepath.Join(t.TempDir(), "orphan.log"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(out)
+	pid := 0
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "PID" {
+			pid, _ = strconv.Atoi(f[1])
+			break
+		}
+	}
+	if pid <= 0 {
+		t.Fatal("helper did not report its child")
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("child %d not running while its parent lives: %v", pid, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	err = wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return syscall.Kill(pid, 0) != nil, nil
+	})
+	if err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("child %d outlived its SIGKILLed parent", pid)
+	}
+}

@@ -1,0 +1,125 @@
+package k8sbin
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func TestParseVersion(t *testing.T) {
+	good := map[string]string{"v1.37.1": "v1.37.1", "1.34.3": "v1.34.3", " v1.31.0 ": "v1.31.0"}
+	for in, want := range good {
+		got, err := ParseVersion(in)
+		if err != nil || got != want {
+			t.Errorf("ParseVersion(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "latest", "v1.30.14", "v1.37", "v1.37.0-rc.1", "v2.0.0"} {
+		if _, err := ParseVersion(bad); err == nil {
+			t.Errorf("ParseVersion(%q) accepted", bad)
+		}
+	}
+	if StagingVersion("v1.34.3") != "v0.34.3" {
+		t.Errorf("StagingVersion(v1.34.3) = %s", StagingVersion("v1.34.3"))
+	}
+}
+
+func TestGoBinaryName(t *testing.T) {
+	for pkg, want := range map[string]string{
+		"go.etcd.io/etcd/server/v3":            "server",
+		"k8s.io/kubernetes/cmd/kube-apiserver": "kube-apiserver",
+		"sigs.k8s.io/kwok/cmd/kwok":            "kwok",
+		"example.com/v2tools":                  "v2tools",
+	} {
+		if got := goBinaryName(pkg); got != want {
+			t.Errorf("goBinaryName(%s) = %s, want %s", pkg, got, want)
+		}
+	}
+}
+
+// fakeBuild writes executables for bins into tmp/out, as buildModule does.
+func fakeBuild(bins ...Binary) func(tmp string) error {
+	return func(tmp string) error {
+		if err := os.MkdirAll(filepath.Join(tmp, "out"), 0o755); err != nil {
+			return err
+		}
+		for _, b := range bins {
+			if err := os.WriteFile(filepath.Join(tmp, "out", string(b)), []byte("#!/bin/true\n"), 0o755); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func TestEnsureBuildsOnceAndReuses(t *testing.T) {
+	b := &Builder{CacheDir: t.TempDir(), Progress: &testWriter{t}}
+	dir := filepath.Join(b.CacheDir, "x", "v1")
+	var builds atomic.Int32
+	build := func(tmp string) error { builds.Add(1); return fakeBuild(APIServer, Scheduler)(tmp) }
+
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ { // concurrent callers wait for one build
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.ensure(context.Background(), dir, []Binary{APIServer, Scheduler}, build); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := builds.Load(); n != 1 {
+		t.Fatalf("built %d times, want once", n)
+	}
+	if !present(dir, []Binary{APIServer, Scheduler}) {
+		t.Fatal("binaries not installed")
+	}
+	if err := b.ensure(context.Background(), dir, []Binary{APIServer, Scheduler}, build); err != nil || builds.Load() != 1 {
+		t.Fatalf("cached binaries rebuilt (builds=%d, err=%v)", builds.Load(), err)
+	}
+}
+
+func TestEnsureFailedBuildLeavesNothing(t *testing.T) {
+	b := &Builder{CacheDir: t.TempDir(), Progress: &testWriter{t}}
+	dir := filepath.Join(b.CacheDir, "x", "v1")
+	boom := errors.New("compiler exploded")
+	err := b.ensure(context.Background(), dir, []Binary{APIServer, Scheduler}, func(tmp string) error {
+		// Half the work done, then failure: nothing may look cached.
+		_ = fakeBuild(APIServer)(tmp)
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want the build's error", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, string(APIServer))); !os.IsNotExist(err) {
+		t.Fatalf("a failed build left %s behind", APIServer)
+	}
+	left, _ := filepath.Glob(filepath.Join(b.CacheDir, "x", ".v1.build-*"))
+	if len(left) != 0 {
+		t.Fatalf("temporary build directories left: %v", left)
+	}
+	// A build that "succeeds" without producing a binary is an error too.
+	if err := b.ensure(context.Background(), dir, []Binary{APIServer, Scheduler}, fakeBuild(APIServer)); err == nil {
+		t.Fatal("incomplete build accepted")
+	}
+}
+
+func TestEnsureRejectsBadVersionBeforeWork(t *testing.T) {
+	b := &Builder{CacheDir: t.TempDir()}
+	if _, err := b.Ensure(context.Background(), "v1.29.0"); err == nil {
+		t.Fatal("unsupported version accepted")
+	}
+	entries, _ := os.ReadDir(b.CacheDir)
+	if len(entries) != 0 {
+		t.Fatalf("cache touched for a rejected version: %v", entries)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w *testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
