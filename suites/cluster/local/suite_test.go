@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,11 @@ var _ = Describe("local provider", func() {
 				Expect(err).NotTo(HaveOccurred())
 				want, _ := k8sbin.ParseVersion(v)
 				Expect(info.GitVersion).To(Equal(want))
+				set, err := (&k8sbin.Builder{Progress: GinkgoWriter}).Ensure(ctx, v)
+				Expect(err).NotTo(HaveOccurred())
+				out, err := exec.CommandContext(ctx, set.Path(k8sbin.APIServer), "--version").Output()
+				Expect(err).NotTo(HaveOccurred())
+				Expect(strings.TrimSpace(string(out))).To(Equal("Kubernetes " + want))
 				nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(nodes.Items).To(HaveLen(3))
@@ -195,6 +201,60 @@ var _ = Describe("local provider", func() {
 				})
 			})
 
+			It("pod behaviours: SIGTERM cut at the grace period (137), ready after a delay, OnFailure restarts in place", func(ctx SpecContext) {
+				ns, rec := newNamespace(ctx, "behave")
+
+				By("a trap longer than the grace period is killed at the grace period with 137")
+				tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To[int64](2)}}
+				pods.RunForever().TrapSIGTERM(30*time.Second, 143).WithReadyAfter(2 * time.Second).Apply(&tmpl)
+				_, err := client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "slow", Annotations: tmpl.Annotations}, Spec: tmpl.Spec}, metav1.CreateOptions{})
+				Expect(err).NotTo(HaveOccurred())
+				started := waitPodEntry(ctx, rec, "slow running", func(p *corev1.Pod) bool { return p.Name == "slow" && p.Status.Phase == corev1.PodRunning })
+				Expect(kube.PodCondition(started.Pod(), corev1.ContainersReady)).To(Equal(corev1.ConditionFalse), "ready before its ready-after delay")
+				ready := waitPodEntry(ctx, rec, "slow ready", func(p *corev1.Pod) bool {
+					return p.Name == "slow" && kube.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue
+				})
+				Expect(ready.Time.Sub(started.Time)).To(BeNumerically(">=", time.Second), "ready-after 2s (API times resolve to the second)")
+				t0 := time.Now()
+				Expect(client.CoreV1().Pods(ns).Delete(ctx, "slow", metav1.DeleteOptions{})).To(Succeed())
+				killed := waitPodEntry(ctx, rec, "slow Failed", func(p *corev1.Pod) bool { return p.Name == "slow" && p.Status.Phase == corev1.PodFailed })
+				Expect(killed.Pod().Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeEquivalentTo(137))
+				Expect(killed.Time.Sub(t0)).To(And(BeNumerically(">=", 2*time.Second), BeNumerically("<", 5*time.Second)))
+				_, err = rec.WaitFor(ctx, 30*time.Second, "slow removed by its node", func(e recorder.Entry) bool { return e.Name == "slow" && e.Type == recorder.Deleted })
+				Expect(err).NotTo(HaveOccurred())
+
+				By("restartPolicy OnFailure: the container restarts in the same pod after the crash-loop back-off")
+				job := kube.NewJob("onfailure", 1, pods.Fail(3))
+				job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+				job.Spec.BackoffLimit = ptr.To[int32](2)
+				_, err = client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
+				Expect(err).NotTo(HaveOccurred())
+				restarted := waitPodEntry(ctx, rec, "running again after one restart", func(p *corev1.Pod) bool {
+					cs := p.Status.ContainerStatuses
+					return kube.IsOwnedBy(p, "onfailure") && len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil
+				})
+				last := restarted.Pod().Status.ContainerStatuses[0].LastTerminationState.Terminated
+				Expect(last).NotTo(BeNil())
+				Expect(last.ExitCode).To(BeEquivalentTo(3))
+				Expect(last.FinishedAt.Time).To(BeTemporally("<=", restarted.Pod().Status.ContainerStatuses[0].State.Running.StartedAt.Add(-9*time.Second)), "restarted before the 10s crash-loop back-off")
+				waitJob(ctx, rec, "Failed with BackoffLimitExceeded", func(s batchv1.JobStatus) bool {
+					for _, c := range s.Conditions {
+						if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonBackoffLimitExceeded {
+							return true
+						}
+					}
+					return false
+				})
+				Expect(rec.PodNames()).To(ContainElement(restarted.Name))
+				owned := 0
+				for _, n := range rec.PodNames() {
+					if strings.HasPrefix(n, "onfailure-") {
+						owned++
+					}
+				}
+				Expect(owned).To(Equal(1), "OnFailure must restart in place, not create pods")
+			})
+
 			It("restarts components while etcd keeps the data, and loses and regains a node group", func(ctx SpecContext) {
 				ns, _ := newNamespace(ctx, "restart")
 				_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}}, metav1.CreateOptions{})
@@ -221,6 +281,26 @@ var _ = Describe("local provider", func() {
 					return j.Status.Succeeded
 				}).WithContext(ctx).WithTimeout(60 * time.Second).Should(BeEquivalentTo(3))
 			})
+
+			It("swaps the apiserver for another release's binary and back (upgrade drill)", func(ctx SpecContext) {
+				other := otherVersion(v)
+				if other == "" {
+					Skip("needs a newer release than " + v + " in " + VersionsEnv)
+				}
+				ns, _ := newNamespace(ctx, "swap")
+				_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}}, metav1.CreateOptions{})
+				Expect(err).NotTo(HaveOccurred())
+				for _, to := range []string{other, v} {
+					Expect(c.RestartComponent(ctx, local.APIServer, local.WithVersion(to))).To(Succeed())
+					info, err := client.Discovery().ServerVersion()
+					Expect(err).NotTo(HaveOccurred())
+					want, _ := k8sbin.ParseVersion(to)
+					Expect(info.GitVersion).To(Equal(want))
+					Expect(c.ComponentVersion(local.APIServer)).To(Equal(want))
+					_, err = client.CoreV1().ConfigMaps(ns).Get(ctx, "keep", metav1.GetOptions{})
+					Expect(err).NotTo(HaveOccurred(), "data lost across the swap to %s", to)
+				}
+			})
 		})
 	}
 })
@@ -228,6 +308,20 @@ var _ = Describe("local provider", func() {
 // backoff is the built-in controller's delay before replacing a first failed
 // pod (DefaultJobPodFailureBackOff); API timestamps round it by up to a second.
 const backoff = 10 * time.Second
+
+// otherVersion is the newest configured release newer than v ("" if none):
+// drills upgrade the apiserver first, as Kubernetes' skew policy asks.
+func otherVersion(v string) string {
+	pv, _ := k8sbin.ParseVersion(v)
+	other := ""
+	for _, w := range versions() {
+		pw, _ := k8sbin.ParseVersion(w)
+		if k8sbin.Minor(pw) > k8sbin.Minor(pv) && (other == "" || k8sbin.Minor(pw) > k8sbin.Minor(other)) {
+			other = pw
+		}
+	}
+	return other
+}
 
 func waitPodEntry(ctx context.Context, rec *recorder.Recorder, what string, match func(*corev1.Pod) bool) recorder.Entry {
 	GinkgoHelper()
