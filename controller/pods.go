@@ -1,0 +1,303 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+const ownerIndex = "jobconform.io/controller-uid"
+
+// indexByOwnerUID indexes pods by their controller's UID.
+func indexByOwnerUID(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+func hasTrackingFinalizer(p *corev1.Pod) bool {
+	for _, f := range p.Finalizers {
+		if f == TrackingFinalizer {
+			return true
+		}
+	}
+	return false
+}
+
+func podTerminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// podActive: neither terminal nor being deleted.
+func podActive(p *corev1.Pod) bool { return !podTerminal(p) && p.DeletionTimestamp == nil }
+
+// podTerminating: being deleted and not yet terminal (what status.terminating counts).
+func podTerminating(p *corev1.Pod) bool { return p.DeletionTimestamp != nil && !podTerminal(p) }
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// onlyReplaceFailed tells whether a replacement waits for the old pod's
+// Failed phase (podReplacementPolicy Failed), honouring the controller's gate.
+func (c *Controller) onlyReplaceFailed(job *batchv1.Job) bool {
+	if !c.opts.Gates.Enabled(JobPodReplacementPolicy) {
+		return false
+	}
+	if job.Spec.PodReplacementPolicy != nil {
+		return *job.Spec.PodReplacementPolicy == batchv1.Failed
+	}
+	return job.Spec.PodFailurePolicy != nil
+}
+
+// podFailed tells whether a pod counts as failed: phase Failed, or — unless
+// only failed pods are replaced — deleted before it could succeed (a pod that
+// vanishes mid-run must not stall the Job).
+func (c *Controller) podFailed(p *corev1.Pod, job *batchv1.Job) bool {
+	if p.Status.Phase == corev1.PodFailed {
+		return true
+	}
+	if c.onlyReplaceFailed(job) {
+		return false
+	}
+	return p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded
+}
+
+// completionIndex reads a pod's index annotation; -1 when absent or malformed.
+func completionIndex(p *corev1.Pod) int {
+	v, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 0 {
+		return -1
+	}
+	return i
+}
+
+func isIndexed(job *batchv1.Job) bool {
+	return job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion
+}
+
+// podsForJob returns the Job's pods: those it controls (by owner index), after
+// adopting matching orphans and releasing owned pods that stopped matching.
+func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod, error) {
+	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("job selector: %w", err)
+	}
+	objs, err := c.podIndex.ByIndex(ownerIndex, string(job.UID))
+	if err != nil {
+		return nil, err
+	}
+	var pods []*corev1.Pod
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if sel.Matches(labels.Set(p.Labels)) {
+			pods = append(pods, p)
+			continue
+		}
+		if job.DeletionTimestamp == nil {
+			if err := c.releasePod(ctx, job, p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if job.DeletionTimestamp != nil || sel.Empty() {
+		return pods, nil
+	}
+	candidates, err := c.podLister.Pods(job.Namespace).List(sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range candidates {
+		if metav1.GetControllerOf(p) != nil || p.DeletionTimestamp != nil {
+			continue
+		}
+		adopted, err := c.adoptPod(ctx, job, p)
+		if err != nil {
+			return nil, err
+		}
+		if adopted != nil {
+			pods = append(pods, adopted)
+		}
+	}
+	return pods, nil
+}
+
+func controllerRef(job *batchv1.Job) *metav1.OwnerReference {
+	return metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))
+}
+
+// adoptPod makes job the controller of an orphan pod that matches its selector.
+func (c *Controller) adoptPod(ctx context.Context, job *batchv1.Job, p *corev1.Pod) (*corev1.Pod, error) {
+	// Adopt only on a fresh read of the Job: a Job deleted meanwhile must not adopt.
+	fresh, err := c.client.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil || fresh.UID != job.UID || fresh.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"ownerReferences": []metav1.OwnerReference{*controllerRef(job)},
+		"uid":             p.UID,
+	}})
+	out, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
+		return nil, nil
+	}
+	return out, err
+}
+
+// releasePod drops job's controller reference from a pod that no longer matches.
+func (c *Controller) releasePod(ctx context.Context, job *batchv1.Job, p *corev1.Pod) error {
+	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":%q}],"uid":%q}}`, job.UID, p.UID)
+	_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
+		return nil
+	}
+	return err
+}
+
+// newPod renders the pod of index ix (-1 for NonIndexed) from the template.
+func newPod(job *batchv1.Job, ix int) *corev1.Pod {
+	tmpl := job.Spec.Template.DeepCopy()
+	pod := &corev1.Pod{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec}
+	pod.Namespace = job.Namespace
+	pod.Name = ""
+	pod.GenerateName = job.Name + "-"
+	pod.OwnerReferences = append(pod.OwnerReferences, *controllerRef(job))
+	pod.Finalizers = append(pod.Finalizers, TrackingFinalizer)
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	if ix >= 0 {
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		s := strconv.Itoa(ix)
+		pod.Annotations[batchv1.JobCompletionIndexAnnotation] = s
+		pod.Labels[batchv1.JobCompletionIndexAnnotation] = s
+		pod.Spec.Hostname = fmt.Sprintf("%s-%d", job.Name, ix)
+		pod.GenerateName = fmt.Sprintf("%s-%d-", job.Name, ix)
+		env := corev1.EnvVar{Name: "JOB_COMPLETION_INDEX", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: fmt.Sprintf("metadata.annotations['%s']", batchv1.JobCompletionIndexAnnotation)},
+		}}
+		for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+			for i := range list {
+				if !hasEnv(list[i].Env, env.Name) {
+					list[i].Env = append(list[i].Env, env)
+				}
+			}
+		}
+	}
+	return pod
+}
+
+func hasEnv(env []corev1.EnvVar, name string) bool {
+	for _, e := range env {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// removeFinalizer drops the tracking finalizer with a JSON patch guarded by the
+// pod's UID, so a recreated pod of the same name is never touched.
+func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
+	idx := -1
+	for i, f := range p.Finalizers {
+		if f == TrackingFinalizer {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil
+	}
+	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/uid","value":%q},{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`,
+		p.UID, idx, TrackingFinalizer, idx)
+	_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{})
+	if apierrors.IsInvalid(err) || apierrors.IsConflict(err) || isPatchTestFailed(err) {
+		// The finalizer list moved under us: re-read and try once more.
+		fresh, gerr := c.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		if gerr != nil {
+			return gerr
+		}
+		if fresh.UID != p.UID || !hasTrackingFinalizer(fresh) {
+			return nil
+		}
+		return c.removeFinalizer(ctx, fresh)
+	}
+	return err
+}
+
+// isPatchTestFailed: a failed JSON-patch "test" answers 422 Unprocessable Entity.
+func isPatchTestFailed(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st) && st.Status().Code == http.StatusUnprocessableEntity
+}
+
+// podsForRemoval picks n active pods to delete, least valuable first:
+// out-of-range or duplicate indexes, then unscheduled, pending, not ready, newest.
+func podsForRemoval(job *batchv1.Job, active []*corev1.Pod, n int) []*corev1.Pod {
+	if n <= 0 {
+		return nil
+	}
+	rank := func(p *corev1.Pod, dup map[int]int) int {
+		if isIndexed(job) {
+			ix := completionIndex(p)
+			if ix < 0 || (job.Spec.Completions != nil && ix >= int(*job.Spec.Completions)) {
+				return 0
+			}
+			if dup[ix] > 1 {
+				return 1
+			}
+		}
+		switch {
+		case p.Spec.NodeName == "":
+			return 2
+		case p.Status.Phase == corev1.PodPending:
+			return 3
+		case !podReady(p):
+			return 4
+		}
+		return 5
+	}
+	dup := map[int]int{}
+	for _, p := range active {
+		dup[completionIndex(p)]++
+	}
+	sorted := append([]*corev1.Pod(nil), active...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		ri, rj := rank(sorted[i], dup), rank(sorted[j], dup)
+		if ri != rj {
+			return ri < rj
+		}
+		return sorted[i].CreationTimestamp.After(sorted[j].CreationTimestamp.Time)
+	})
+	if n > len(sorted) {
+		n = len(sorted)
+	}
+	return sorted[:n]
+}

@@ -1,0 +1,739 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+// syncState is one sync's view of a Job and its pods.
+type syncState struct {
+	job         *batchv1.Job
+	pods        []*corev1.Pod
+	active      []*corev1.Pod
+	ready       int32
+	terminating int32
+	succeeded   int32 // counted + uncounted + newly finished
+	failed      int32
+
+	uncountedSucceeded sets.Set[types.UID]
+	uncountedFailed    sets.Set[types.UID]
+	expectedRmFinal    sets.Set[types.UID]
+
+	prevSucceededIndexes indexSet
+	succeededIndexes     indexSet
+
+	backoff backoffRecord
+	// finished is the condition this sync works towards: FailureTarget or
+	// SuccessCriteriaMet first, Failed or Complete once nothing terminates.
+	finished *batchv1.JobCondition
+}
+
+func (c *Controller) syncJob(ctx context.Context, key string) error {
+	logger := klog.FromContext(ctx).WithValues("job", key)
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return err
+	}
+	shared, err := c.jobLister.Jobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.forgetJob(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !c.Manages(shared) {
+		return nil
+	}
+	job := shared.DeepCopy()
+	if jobFinished(job) {
+		c.backoff.remove(key)
+		c.finishedJobs.Delete(job.UID)
+		return nil
+	}
+	if _, done := c.finishedJobs.Load(job.UID); done {
+		return nil // our terminal write is not in the cache yet
+	}
+	if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode != batchv1.NonIndexedCompletion && *job.Spec.CompletionMode != batchv1.IndexedCompletion {
+		c.recorder.Event(job, corev1.EventTypeWarning, "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")
+		return nil
+	}
+	if job.Status.UncountedTerminatedPods == nil {
+		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
+	satisfied := c.expectations.satisfied(key)
+	pods, err := c.podsForJob(ctx, job)
+	if err != nil {
+		return err
+	}
+	st := &syncState{
+		job:                job,
+		pods:               pods,
+		uncountedSucceeded: sets.New(job.Status.UncountedTerminatedPods.Succeeded...),
+		uncountedFailed:    sets.New(job.Status.UncountedTerminatedPods.Failed...),
+		expectedRmFinal:    c.finalizerExpectations.get(key),
+	}
+	for _, p := range pods {
+		if podActive(p) {
+			st.active = append(st.active, p)
+			if podReady(p) {
+				st.ready++
+			}
+		}
+		if podTerminating(p) {
+			st.terminating++
+		}
+	}
+	active := int32(len(st.active))
+	newSucceeded, newFailed := c.newlyFinished(st)
+	st.succeeded = job.Status.Succeeded + int32(len(newSucceeded)) + int32(st.uncountedSucceeded.Len())
+	st.failed = job.Status.Failed + int32(len(newFailed)) + int32(st.uncountedFailed.Len())
+
+	if job.Status.StartTime == nil && !suspended(job) {
+		job.Status.StartTime = ptr.To(metav1.NewTime(c.clock.Now()))
+	}
+	st.backoff = c.backoff.next(key, newSucceeded, newFailed)
+
+	// Decide whether the Job is done, in the built-in controller's order.
+	st.finished = condition(job, batchv1.JobSuccessCriteriaMet)
+	if st.finished == nil {
+		if ft := condition(job, batchv1.JobFailureTarget); ft != nil {
+			st.finished = ft
+		}
+	}
+	if st.finished == nil {
+		switch {
+		case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, pods):
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
+		case c.pastActiveDeadline(job):
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline")
+		case job.Spec.ActiveDeadlineSeconds != nil && !suspended(job):
+			left := time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second - c.clock.Since(job.Status.StartTime.Time)
+			c.queue.AddAfter(key, left)
+		}
+	}
+	if isIndexed(job) {
+		st.prevSucceededIndexes, st.succeededIndexes = succeededIndexes(job, pods)
+		st.succeeded = int32(len(st.succeededIndexes))
+	}
+
+	suspendChanged := false
+	var podsErr error // pod creation or deletion failed: report it after the status is tracked
+	if st.finished != nil {
+		deletedReady, deleted, err := c.deletePods(ctx, key, job, st.active)
+		if deleted != active || !satisfied {
+			st.finished = nil // not everything is gone yet: finish on a later sync
+		}
+		active -= deleted
+		st.terminating += deleted
+		st.ready -= deletedReady
+		podsErr = err
+	} else {
+		managed := false
+		if satisfied && job.DeletionTimestamp == nil {
+			active, podsErr = c.manageJob(ctx, key, st)
+			managed = true
+		}
+		complete := false
+		if job.Spec.Completions == nil {
+			complete = st.succeeded > 0 && active == 0
+		} else {
+			complete = st.succeeded >= *job.Spec.Completions && active == 0
+		}
+		if complete {
+			st.finished = c.newCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods")
+		} else if managed {
+			suspendChanged = c.updateSuspended(job)
+		}
+	}
+	needsFlush := suspendChanged || active != job.Status.Active || !ptr.Equal(ptr.To(st.ready), job.Status.Ready)
+	job.Status.Active = active
+	job.Status.Ready = ptr.To(st.ready)
+	needsFlush = c.setTerminating(job, st.terminating) || needsFlush
+	logger.V(4).Info("synced", "active", active, "ready", st.ready, "terminating", st.terminating, "succeeded", st.succeeded, "failed", st.failed)
+	if err := c.trackStatus(ctx, st, needsFlush); err != nil {
+		return fmt.Errorf("tracking status: %w", err)
+	}
+	return podsErr
+}
+
+// setTerminating writes status.terminating unless the gate is off (then the
+// field stays unset, as before KEP-3939). It reports whether it changed.
+func (c *Controller) setTerminating(job *batchv1.Job, n int32) bool {
+	var want *int32
+	if c.opts.Gates.Enabled(JobPodReplacementPolicy) {
+		want = ptr.To(n)
+	}
+	changed := !ptr.Equal(want, job.Status.Terminating)
+	job.Status.Terminating = want
+	return changed
+}
+
+func (c *Controller) updateSuspended(job *batchv1.Job) bool {
+	now := c.clock.Now()
+	if suspended(job) {
+		changed := setCondition(job, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now)
+		if changed {
+			c.recorder.Event(job, corev1.EventTypeNormal, "Suspended", "Job suspended")
+			job.Status.StartTime = nil
+		}
+		return changed
+	}
+	changed := setCondition(job, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
+	if changed {
+		c.recorder.Event(job, corev1.EventTypeNormal, "Resumed", "Job resumed")
+		job.Status.StartTime = ptr.To(metav1.NewTime(now))
+	}
+	return changed
+}
+
+// newlyFinished lists pods that finished and are not counted nor uncounted yet.
+func (c *Controller) newlyFinished(st *syncState) (succeeded, failed []*corev1.Pod) {
+	for _, p := range c.countablePods(st) {
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded:
+			succeeded = append(succeeded, p)
+		case c.podFailed(p, st.job):
+			failed = append(failed, p)
+		}
+	}
+	return succeeded, failed
+}
+
+// countablePods: pods still carrying the tracking finalizer, not being
+// un-finalized by us, not already uncounted, and (Indexed) with a valid index.
+func (c *Controller) countablePods(st *syncState) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range st.pods {
+		if !hasTrackingFinalizer(p) || st.expectedRmFinal.Has(p.UID) || st.uncountedSucceeded.Has(p.UID) || st.uncountedFailed.Has(p.UID) {
+			continue
+		}
+		if isIndexed(st.job) {
+			ix := completionIndex(p)
+			if ix < 0 || ix >= int(*st.job.Spec.Completions) {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// manageJob creates and deletes pods towards parallelism, and returns the new
+// active count.
+func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (int32, error) {
+	job := st.job
+	active := int32(len(st.active))
+	var errs []error
+	if suspended(job) {
+		ready, n, err := c.deletePods(ctx, key, job, st.active)
+		active -= n
+		st.terminating += n
+		st.ready -= ready
+		return active, err
+	}
+	parallelism := ptr.Deref(job.Spec.Parallelism, 1)
+	var want int32
+	if job.Spec.Completions == nil {
+		if st.succeeded > 0 {
+			want = active
+		} else {
+			want = parallelism
+		}
+	} else {
+		want = min(max(*job.Spec.Completions-st.succeeded, 0), parallelism)
+	}
+	remaining := activeWithoutRemoved(st.active, nil)
+	if extra := active - want; extra > 0 {
+		victims := podsForRemoval(job, st.active, int(min(extra, maxPodCreateDeletePerSync)))
+		ready, n, err := c.deletePods(ctx, key, job, victims)
+		active -= n
+		st.terminating += n
+		st.ready -= ready
+		remaining = activeWithoutRemoved(st.active, victims)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Under podReplacementPolicy Failed, terminating pods still hold their slot.
+	var holding int32
+	if c.onlyReplaceFailed(job) {
+		holding = st.terminating
+	}
+	diff := want - holding - active
+	if diff <= 0 {
+		return active, errors.Join(errs...)
+	}
+	if wait := st.backoff.remaining(c.clock.Now()); wait > 0 {
+		c.queue.AddAfter(key, wait)
+		return active, errors.Join(errs...)
+	}
+	diff = min(diff, maxPodCreateDeletePerSync)
+	indexes := []int(nil)
+	if isIndexed(job) {
+		indexes = c.pendingIndexes(st, remaining, int(diff))
+		diff = int32(len(indexes))
+	}
+	reason := reasonNew
+	if ptr.Deref(job.Status.Terminating, 0) > 0 || st.failed > 0 {
+		reason = reasonRecreateTerminatingOrFailed
+		if c.onlyReplaceFailed(job) {
+			reason = reasonRecreateFailed
+		}
+	}
+	c.expectations.expectCreations(key, int(diff))
+	created, err := c.createPods(ctx, key, job, int(diff), indexes)
+	c.metrics.PodsCreated.WithLabelValues(reason, "succeeded").Add(float64(created))
+	if int(diff)-created > 0 {
+		c.metrics.PodsCreated.WithLabelValues(reason, "failed").Add(float64(int(diff) - created))
+	}
+	active += int32(created)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return active, errors.Join(errs...)
+}
+
+func activeWithoutRemoved(active, removed []*corev1.Pod) []*corev1.Pod {
+	gone := sets.New[types.UID]()
+	for _, p := range removed {
+		gone.Insert(p.UID)
+	}
+	var out []*corev1.Pod
+	for _, p := range active {
+		if !gone.Has(p.UID) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// pendingIndexes: the first n indexes with no success and no active pod (nor,
+// under podReplacementPolicy Failed, a terminating one).
+func (c *Controller) pendingIndexes(st *syncState, active []*corev1.Pod, n int) []int {
+	taken := sets.New[int]()
+	for _, ix := range st.succeededIndexes {
+		taken.Insert(ix)
+	}
+	for _, p := range active {
+		taken.Insert(completionIndex(p))
+	}
+	if c.onlyReplaceFailed(st.job) {
+		for _, p := range st.pods {
+			if podTerminating(p) {
+				taken.Insert(completionIndex(p))
+			}
+		}
+	}
+	var out []int
+	for ix := 0; ix < int(*st.job.Spec.Completions) && len(out) < n; ix++ {
+		if !taken.Has(ix) {
+			out = append(out, ix)
+		}
+	}
+	return out
+}
+
+// createPods creates n pods (of the given indexes for Indexed Jobs) in
+// slow-start batches of 1, 2, 4, …, stopping at the first batch with errors.
+func (c *Controller) createPods(ctx context.Context, key string, job *batchv1.Job, n int, indexes []int) (int, error) {
+	created := 0
+	var errs []error
+	var mu sync.Mutex
+	for batch := min(1, n); n > 0; batch = min(2*batch, n) {
+		var wg sync.WaitGroup
+		failedBefore := len(errs)
+		for i := 0; i < batch; i++ {
+			ix := -1
+			if len(indexes) > 0 {
+				ix, indexes = indexes[0], indexes[1:]
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pod := newPod(job, ix)
+				out, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					c.expectations.creationObserved(key)
+					if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+						errs = append(errs, err)
+						c.recorder.Eventf(job, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+					}
+					return
+				}
+				created++
+				c.recorder.Eventf(job, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %v", out.Name)
+			}()
+		}
+		wg.Wait()
+		n -= batch
+		if len(errs) > failedBefore && n > 0 {
+			for i := 0; i < n; i++ { // not attempted: not expected either
+				c.expectations.creationObserved(key)
+			}
+			break
+		}
+	}
+	return created, errors.Join(errs...)
+}
+
+// deletePods deletes pods (those already going are skipped) and returns how
+// many ready ones and how many in all it removed.
+func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod) (int32, int32, error) {
+	var uids []types.UID
+	for _, p := range pods {
+		uids = append(uids, p.UID)
+	}
+	c.expectations.expectDeletions(key, uids)
+	var ready, removed int32
+	var errs []error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, p := range pods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && !apierrors.IsNotFound(err) {
+				c.expectations.deletionObserved(key, p.UID)
+				errs = append(errs, err)
+				c.recorder.Eventf(job, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
+				return
+			}
+			if apierrors.IsNotFound(err) {
+				c.expectations.deletionObserved(key, p.UID)
+			}
+			removed++
+			if podReady(p) {
+				ready++
+			}
+			c.recorder.Eventf(job, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %v", p.Name)
+		}()
+	}
+	wg.Wait()
+	return ready, removed, errors.Join(errs...)
+}
+
+// trackStatus accounts finished pods exactly once (see the package doc),
+// writes the status when anything changed, and adds Failed or Complete once
+// no pod terminates and nothing is uncounted.
+func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush bool) error {
+	key := jobKey(st.job)
+	job := st.job
+	status := &job.Status
+	uncounted := status.UncountedTerminatedPods
+
+	withFinalizer := sets.New[types.UID]()
+	for _, p := range st.pods {
+		if hasTrackingFinalizer(p) && !st.expectedRmFinal.Has(p.UID) {
+			withFinalizer.Insert(p.UID)
+		}
+	}
+	if moveCounted(status, withFinalizer) {
+		needsFlush = true
+	}
+
+	var toUnfinalize []*corev1.Pod
+	var newIndexes []int
+	full := false
+	for _, p := range st.pods {
+		if !hasTrackingFinalizer(p) || st.expectedRmFinal.Has(p.UID) {
+			continue
+		}
+		failed := c.podFailed(p, job)
+		// A pod's finalizer goes once its outcome is final: it finished, or
+		// the Job is finishing or being deleted.
+		if !(job.DeletionTimestamp != nil || st.finished != nil || p.Status.Phase == corev1.PodSucceeded || failed) {
+			continue
+		}
+		toUnfinalize = append(toUnfinalize, p)
+		ix := completionIndex(p)
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded && !st.uncountedFailed.Has(p.UID):
+			if isIndexed(job) {
+				if ix >= 0 && ix < int(*job.Spec.Completions) && !st.prevSucceededIndexes.has(ix) {
+					newIndexes = append(newIndexes, ix)
+					needsFlush = true
+				}
+			} else if !st.uncountedSucceeded.Has(p.UID) {
+				uncounted.Succeeded = append(uncounted.Succeeded, p.UID)
+				needsFlush = true
+			}
+		case failed || (st.finished != nil && st.finished.Type != batchv1.JobSuccessCriteriaMet):
+			if !st.uncountedFailed.Has(p.UID) && (!isIndexed(job) || (ix >= 0 && ix < int(*job.Spec.Completions))) {
+				uncounted.Failed = append(uncounted.Failed, p.UID)
+				needsFlush = true
+			}
+		}
+		if len(newIndexes)+len(uncounted.Succeeded)+len(uncounted.Failed) >= maxUncountedPods {
+			full = true
+			break
+		}
+	}
+	if isIndexed(job) {
+		st.succeededIndexes = st.succeededIndexes.with(newIndexes...)
+		if s := st.succeededIndexes.String(); s != status.CompletedIndexes {
+			status.CompletedIndexes = s
+			needsFlush = true
+		}
+		status.Succeeded = int32(len(st.succeededIndexes))
+	}
+	if st.finished != nil && st.finished.Type == batchv1.JobFailureTarget {
+		if condition(job, batchv1.JobFailureTarget) == nil {
+			status.Conditions = append(status.Conditions, *st.finished)
+			needsFlush = true
+		}
+		st.finished = c.newCondition(batchv1.JobFailed, st.finished.Reason, st.finished.Message)
+	}
+	if st.finished != nil && st.finished.Type == batchv1.JobSuccessCriteriaMet {
+		if condition(job, batchv1.JobSuccessCriteriaMet) == nil {
+			status.Conditions = append(status.Conditions, *st.finished)
+			needsFlush = true
+		}
+		st.finished = c.newCondition(batchv1.JobComplete, st.finished.Reason, st.finished.Message)
+	}
+
+	// Step 1: record the finished pods in uncountedTerminatedPods.
+	if needsFlush {
+		if err := c.writeStatus(ctx, job); err != nil {
+			return fmt.Errorf("adding uncounted pods to status: %w", err)
+		}
+		c.backoff.update(key, st.backoff)
+		needsFlush = false
+	}
+	// Step 2: remove their finalizers.
+	var rmErr error
+	if len(toUnfinalize) > 0 {
+		var uids []types.UID
+		for _, p := range toUnfinalize {
+			uids = append(uids, p.UID)
+		}
+		c.finalizerExpectations.expect(key, uids...)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var errs []error
+		for _, p := range toUnfinalize {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := c.removeFinalizer(ctx, p)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil && !apierrors.IsNotFound(err) {
+					c.finalizerExpectations.observed(key, p.UID)
+					errs = append(errs, err)
+					return
+				}
+				withFinalizer.Delete(p.UID)
+			}()
+		}
+		wg.Wait()
+		rmErr = errors.Join(errs...)
+	}
+	// Step 3: count what lost its finalizer.
+	if moveCounted(status, withFinalizer) {
+		needsFlush = true
+	}
+	if rmErr != nil {
+		if needsFlush {
+			if err := c.writeStatus(ctx, job); err != nil {
+				return errors.Join(rmErr, err)
+			}
+		}
+		return rmErr
+	}
+	finishing := !full && c.enactFinished(st)
+	if finishing || needsFlush {
+		if err := c.writeStatus(ctx, job); err != nil {
+			return fmt.Errorf("counting finished pods: %w", err)
+		}
+		if finishing {
+			c.recordFinished(job, st.finished)
+			c.finishedJobs.Store(job.UID, struct{}{})
+		}
+	}
+	return nil
+}
+
+// moveCounted moves uncounted UIDs whose pods no longer carry the finalizer
+// into the counters; it reports whether anything moved.
+func moveCounted(status *batchv1.JobStatus, withFinalizer sets.Set[types.UID]) bool {
+	u := status.UncountedTerminatedPods
+	keep := func(in []types.UID) []types.UID {
+		var out []types.UID
+		for _, uid := range in {
+			if withFinalizer.Has(uid) {
+				out = append(out, uid)
+			}
+		}
+		return out
+	}
+	s, f := keep(u.Succeeded), keep(u.Failed)
+	moved := len(s) != len(u.Succeeded) || len(f) != len(u.Failed)
+	status.Succeeded += int32(len(u.Succeeded) - len(s))
+	status.Failed += int32(len(u.Failed) - len(f))
+	u.Succeeded, u.Failed = s, f
+	return moved
+}
+
+// enactFinished adds Failed/Complete when nothing is uncounted and no pod terminates.
+func (c *Controller) enactFinished(st *syncState) bool {
+	if st.finished == nil {
+		return false
+	}
+	u := st.job.Status.UncountedTerminatedPods
+	if len(u.Succeeded)+len(u.Failed) > 0 || st.terminating > 0 {
+		return false
+	}
+	setCondition(st.job, st.finished.Type, st.finished.Status, st.finished.Reason, st.finished.Message, c.clock.Now())
+	if st.finished.Type == batchv1.JobComplete {
+		st.job.Status.CompletionTime = ptr.To(condition(st.job, batchv1.JobComplete).LastTransitionTime)
+	}
+	return true
+}
+
+func (c *Controller) recordFinished(job *batchv1.Job, cond *batchv1.JobCondition) {
+	if cond.Type == batchv1.JobComplete {
+		if job.Spec.Completions != nil && job.Status.Succeeded > *job.Spec.Completions {
+			c.recorder.Event(job, corev1.EventTypeWarning, "TooManySucceededPods", "Too many succeeded pods running after completion count reached")
+		}
+		c.recorder.Event(job, corev1.EventTypeNormal, "Completed", "Job completed")
+		return
+	}
+	c.recorder.Event(job, corev1.EventTypeWarning, cond.Reason, cond.Message)
+}
+
+// writeStatus writes job.Status; a rejection is counted by reason, and an
+// Invalid one (a status the apiserver's validation refuses) is logged loudly:
+// it is a bug in this controller.
+func (c *Controller) writeStatus(ctx context.Context, job *batchv1.Job) error {
+	out, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})
+	if err != nil {
+		reason := string(apierrors.ReasonForError(err))
+		if reason == "" {
+			reason = "Other"
+		}
+		c.metrics.StatusWriteErrors.WithLabelValues(reason).Inc()
+		if apierrors.IsInvalid(err) {
+			klog.FromContext(ctx).Error(err, "BUG: the apiserver rejected a Job status write", "job", jobKey(job))
+		}
+		return err
+	}
+	job.ResourceVersion = out.ResourceVersion
+	return nil
+}
+
+func (c *Controller) newCondition(t batchv1.JobConditionType, reason, message string) *batchv1.JobCondition {
+	now := metav1.NewTime(c.clock.Now())
+	return &batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastProbeTime: now, LastTransitionTime: now}
+}
+
+func (c *Controller) pastActiveDeadline(job *batchv1.Job) bool {
+	if job.Spec.ActiveDeadlineSeconds == nil || job.Status.StartTime == nil || suspended(job) {
+		return false
+	}
+	return c.clock.Since(job.Status.StartTime.Time) >= time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second
+}
+
+// pastBackoffLimitOnFailure: with restartPolicy OnFailure, failures show as
+// container restarts; the Job fails once they add up to backoffLimit.
+func pastBackoffLimitOnFailure(job *batchv1.Job, pods []*corev1.Pod) bool {
+	if job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
+		return false
+	}
+	var restarts int32
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodRunning && p.Status.Phase != corev1.PodPending {
+			continue
+		}
+		for _, cs := range p.Status.InitContainerStatuses {
+			restarts += cs.RestartCount
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			restarts += cs.RestartCount
+		}
+	}
+	if *job.Spec.BackoffLimit == 0 {
+		return restarts > 0
+	}
+	return restarts >= *job.Spec.BackoffLimit
+}
+
+// succeededIndexes: the indexes counted before (status.completedIndexes) and
+// those plus the newly succeeded pods that still carry the finalizer.
+func succeededIndexes(job *batchv1.Job, pods []*corev1.Pod) (prev, all indexSet) {
+	completions := int(*job.Spec.Completions)
+	prev = parseIndexes(job.Status.CompletedIndexes, completions)
+	var more []int
+	for _, p := range pods {
+		ix := completionIndex(p)
+		if p.Status.Phase == corev1.PodSucceeded && ix >= 0 && ix < completions && hasTrackingFinalizer(p) {
+			more = append(more, ix)
+		}
+	}
+	return prev, prev.with(more...)
+}
+
+func suspended(job *batchv1.Job) bool { return ptr.Deref(job.Spec.Suspend, false) }
+
+func jobFinished(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// condition returns the True condition of type t, or nil.
+func condition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		if job.Status.Conditions[i].Type == t && job.Status.Conditions[i].Status == corev1.ConditionTrue {
+			return &job.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setCondition sets a condition's status, reporting whether anything changed;
+// an absent condition with status False is not added (a Job that was never
+// suspended has no Suspended condition).
+func setCondition(job *batchv1.Job, t batchv1.JobConditionType, s corev1.ConditionStatus, reason, message string, now time.Time) bool {
+	for i := range job.Status.Conditions {
+		c := &job.Status.Conditions[i]
+		if c.Type != t {
+			continue
+		}
+		if c.Status == s && c.Reason == reason && c.Message == message {
+			return false
+		}
+		if c.Status != s {
+			c.LastTransitionTime = metav1.NewTime(now)
+		}
+		c.Status, c.Reason, c.Message, c.LastProbeTime = s, reason, message, metav1.NewTime(now)
+		return true
+	}
+	if s == corev1.ConditionFalse {
+		return false
+	}
+	t0 := metav1.NewTime(now)
+	job.Status.Conditions = append(job.Status.Conditions, batchv1.JobCondition{Type: t, Status: s, Reason: reason, Message: message, LastProbeTime: t0, LastTransitionTime: t0})
+	return true
+}
