@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -91,6 +92,9 @@ type Controller struct {
 	finalizerExpectations *uidExpectations
 	backoff               *backoffStore
 
+	// running is set once the caches synced and workers started.
+	running atomic.Bool
+
 	// finishedJobs remembers Jobs this process wrote a terminal condition for,
 	// so a sync on a stale cache does not act on them again.
 	finishedJobs sync.Map
@@ -162,6 +166,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("informer caches did not sync")
 	}
+	c.running.Store(true)
+	defer c.running.Store(false)
 	klog.FromContext(ctx).Info("reference Job controller running", "name", c.opts.Name, "unmanaged", c.opts.Unmanaged, string(JobPodReplacementPolicy), c.opts.Gates.Enabled(JobPodReplacementPolicy))
 	var wg sync.WaitGroup
 	for i := 0; i < c.opts.Workers; i++ {
@@ -198,6 +204,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	c.queue.AddRateLimited(key)
 	return true
 }
+
+// Running tells whether the controller has synced its caches and is working.
+func (c *Controller) Running() bool { return c.running.Load() }
 
 // Manages tells whether this controller owns a Job (spec.managedBy).
 func (c *Controller) Manages(job *batchv1.Job) bool {

@@ -93,7 +93,9 @@ type uidExpectations struct {
 	m  map[string]sets.Set[types.UID]
 }
 
-func newUIDExpectations() *uidExpectations { return &uidExpectations{m: map[string]sets.Set[types.UID]{}} }
+func newUIDExpectations() *uidExpectations {
+	return &uidExpectations{m: map[string]sets.Set[types.UID]{}}
+}
 
 func (u *uidExpectations) expect(key string, uids ...types.UID) {
 	u.mu.Lock()

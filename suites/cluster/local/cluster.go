@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jobconform/jobconform/suites/k8sbin"
+	"github.com/jobconform/jobconform/suites/process"
 )
 
 // Component names a supervised control-plane process.
@@ -151,9 +152,9 @@ type Cluster struct {
 	peerPort int
 
 	mu     sync.Mutex
-	procs  map[Component]*process
+	procs  map[Component]*process.Process
 	state  map[Component]*componentState
-	groups []*process // kwok, one per node group
+	groups []*process.Process // kwok, one per node group
 	stop   sync.Once
 	err    error
 
@@ -193,12 +194,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		stateDir: stateDir,
 		kwokPath: bins.Path(k8sbin.Kwok),
 		pki:      pki{dir: filepath.Join(stateDir, "pki")},
-		procs:    map[Component]*process{},
+		procs:    map[Component]*process.Process{},
 		state:    map[Component]*componentState{},
 	}
 	for _, comp := range Components {
 		c.state[comp] = &componentState{bins: bins}
-		c.procs[comp] = &process{name: string(comp), logPath: filepath.Join(cfg.LogDir, string(comp)+".log")}
+		c.procs[comp] = process.New(string(comp), filepath.Join(cfg.LogDir, string(comp)+".log"))
 	}
 	register(c)
 	if err := c.bringUp(ctx); err != nil {
@@ -260,10 +261,7 @@ func (c *Cluster) bringUp(ctx context.Context) error {
 	go func() { errs <- c.startComponent(ctx, ControllerManager) }()
 	go func() { errs <- c.startComponent(ctx, Scheduler) }()
 	for g := 0; g < c.cfg.NodeGroups; g++ {
-		c.groups = append(c.groups, &process{
-			name:    fmt.Sprintf("kwok-%s", groupName(g)),
-			logPath: filepath.Join(c.cfg.LogDir, fmt.Sprintf("kwok-%s.log", groupName(g))),
-		})
+		c.groups = append(c.groups, process.New(fmt.Sprintf("kwok-%s", groupName(g)), filepath.Join(c.cfg.LogDir, fmt.Sprintf("kwok-%s.log", groupName(g)))))
 	}
 	for g := range c.groups {
 		go func() { errs <- c.StartNodeGroup(ctx, g) }()
@@ -317,14 +315,14 @@ func (c *Cluster) Stop() error {
 	c.stop.Do(func() {
 		defer unregister(c)
 		var errs []error
-		stopAll := func(ps []*process) {
+		stopAll := func(ps []*process.Process) {
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			for _, p := range ps {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if err := p.stop(3 * time.Second); err != nil {
+					if err := p.Stop(3 * time.Second); err != nil {
 						mu.Lock()
 						errs = append(errs, err)
 						mu.Unlock()
@@ -334,13 +332,13 @@ func (c *Cluster) Stop() error {
 			wg.Wait()
 		}
 		c.mu.Lock()
-		groups := append([]*process(nil), c.groups...)
+		groups := append([]*process.Process(nil), c.groups...)
 		procs := c.procs
 		c.mu.Unlock()
 		// Clients first, then the apiserver, etcd last.
 		stopAll(append(groups, procs[ControllerManager], procs[Scheduler]))
-		stopAll([]*process{procs[APIServer]})
-		stopAll([]*process{procs[Etcd]})
+		stopAll([]*process.Process{procs[APIServer]})
+		stopAll([]*process.Process{procs[Etcd]})
 		if err := os.RemoveAll(c.stateDir); err != nil {
 			errs = append(errs, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/jobconform/jobconform/suites/k8sbin"
+	"github.com/jobconform/jobconform/suites/process"
 )
 
 // ComponentOption changes how a component runs from its next start on.
@@ -58,7 +59,7 @@ func (c *Cluster) StopComponent(comp Component) error {
 	if !ok {
 		return fmt.Errorf("unknown component %q: use one of %v", comp, Components)
 	}
-	return p.stop(10 * time.Second)
+	return p.Stop(10 * time.Second)
 }
 
 // KillComponent ends a component with SIGKILL, as a crash would.
@@ -67,7 +68,7 @@ func (c *Cluster) KillComponent(comp Component) error {
 	if !ok {
 		return fmt.Errorf("unknown component %q: use one of %v", comp, Components)
 	}
-	return p.kill()
+	return p.Kill()
 }
 
 // StartComponent starts a stopped component, applying opts first, and waits
@@ -104,9 +105,9 @@ func (c *Cluster) startComponent(ctx context.Context, comp Component) error {
 	c.mu.Lock()
 	st := *c.state[comp]
 	p := c.procs[comp]
-	p.path, p.args = c.binaryOf(comp, st.bins), c.args(comp, st)
+	p.SetCommand(c.binaryOf(comp, st.bins), c.args(comp, st)...)
 	c.mu.Unlock()
-	if err := p.start(); err != nil {
+	if err := p.Start(); err != nil {
 		return err
 	}
 	return c.waitHealthy(ctx, p, comp)
@@ -209,7 +210,7 @@ func (c *Cluster) args(comp Component, st componentState) []string {
 
 // waitHealthy polls a component's health endpoint until it answers ok, the
 // process exits, or StartTimeout passes.
-func (c *Cluster) waitHealthy(ctx context.Context, p *process, comp Component) error {
+func (c *Cluster) waitHealthy(ctx context.Context, p *process.Process, comp Component) error {
 	var url string
 	client := c.healthClient(comp == APIServer)
 	switch comp {
@@ -223,8 +224,8 @@ func (c *Cluster) waitHealthy(ctx context.Context, p *process, comp Component) e
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, c.cfg.StartTimeout, true, func(ctx context.Context) (bool, error) {
 		select {
-		case <-p.exitedChan():
-			return false, fmt.Errorf("%s", p.describeExit())
+		case <-p.Exited():
+			return false, fmt.Errorf("%s", p.DescribeExit())
 		default:
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -243,7 +244,7 @@ func (c *Cluster) waitHealthy(ctx context.Context, p *process, comp Component) e
 	})
 	if err != nil {
 		if wait.Interrupted(err) {
-			return fmt.Errorf("%s not healthy at %s after %s (last answer: %s); log %s", comp, url, c.cfg.StartTimeout, last, p.logPath)
+			return fmt.Errorf("%s not healthy at %s after %s (last answer: %s); log %s", comp, url, c.cfg.StartTimeout, last, p.LogPath)
 		}
 		return err
 	}
@@ -271,8 +272,8 @@ func (c *Cluster) healthClient(withAdmin bool) *http.Client {
 func (c *Cluster) waitControllersRunning(ctx context.Context) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, c.cfg.StartTimeout, true, func(ctx context.Context) (bool, error) {
-		if !c.procs[ControllerManager].running() {
-			return false, fmt.Errorf("%s", c.procs[ControllerManager].describeExit())
+		if !c.procs[ControllerManager].Running() {
+			return false, fmt.Errorf("%s", c.procs[ControllerManager].DescribeExit())
 		}
 		_, err := c.client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -282,7 +283,7 @@ func (c *Cluster) waitControllersRunning(ctx context.Context) error {
 		return err == nil, err
 	})
 	if err != nil && wait.Interrupted(err) {
-		return fmt.Errorf("controllers not running after %s: no default ServiceAccount (%v); log %s", c.cfg.StartTimeout, last, c.procs[ControllerManager].logPath)
+		return fmt.Errorf("controllers not running after %s: no default ServiceAccount (%v); log %s", c.cfg.StartTimeout, last, c.procs[ControllerManager].LogPath)
 	}
 	return err
 }

@@ -4,7 +4,7 @@ package local
 func Args(c *Cluster, comp Component) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]string(nil), c.procs[comp].args...)
+	return append([]string(nil), c.procs[comp].Args()...)
 }
 
 // ListenAddresses is the method, as a function for Gomega.

@@ -8,19 +8,21 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/jobconform/jobconform/suites/process"
 )
 
 // PIDs lists the operating-system processes of the cluster that run now.
 func (c *Cluster) PIDs() []int {
 	c.mu.Lock()
-	ps := append([]*process(nil), c.groups...)
+	ps := append([]*process.Process(nil), c.groups...)
 	for _, comp := range Components {
 		ps = append(ps, c.procs[comp])
 	}
 	c.mu.Unlock()
 	var pids []int
 	for _, p := range ps {
-		if pid := p.pid(); pid > 0 {
+		if pid := p.PID(); pid > 0 {
 			pids = append(pids, pid)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/suites/process"
 )
 
 // kwokConfig makes kwok keep its nodes Ready and their leases fresh, the way a
@@ -92,7 +93,7 @@ func (c *Cluster) StopNodeGroup(g int) error {
 	if err != nil {
 		return err
 	}
-	return p.stop(5 * time.Second)
+	return p.Stop(5 * time.Second)
 }
 
 // StartNodeGroup starts (or restarts after StopNodeGroup) the kwok process of
@@ -102,18 +103,15 @@ func (c *Cluster) StartNodeGroup(ctx context.Context, g int) error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	p.path = c.kwokPath
-	p.args = []string{
-		"--kubeconfig=" + filepath.Join(c.stateDir, "kwok.kubeconfig"),
-		"--config=" + c.kwokConfigPath(),
+	p.SetCommand(c.kwokPath,
+		"--kubeconfig="+filepath.Join(c.stateDir, "kwok.kubeconfig"),
+		"--config="+c.kwokConfigPath(),
 		"--manage-all-nodes=false",
-		"--manage-nodes-with-label-selector=" + NodeGroupLabel + "=" + groupName(g),
+		"--manage-nodes-with-label-selector="+NodeGroupLabel+"="+groupName(g),
 		// Pod and node IPs are status data only; nothing dials them.
 		fmt.Sprintf("--cidr=10.244.%d.0/24", g),
 		"--node-ip=127.0.0.1",
-	}
-	c.mu.Unlock()
+	)
 	// A returning kubelet renews its own Lease at once. Each kwok process has a
 	// fresh identity and would wait up to 40s for the dead one's Lease to
 	// expire, so the Leases of the (stopped) previous process go first.
@@ -124,7 +122,7 @@ func (c *Cluster) StartNodeGroup(ctx context.Context, g int) error {
 		}
 	}
 	started := time.Now()
-	if err := p.start(); err != nil {
+	if err := p.Start(); err != nil {
 		return err
 	}
 	if err := c.waitLeases(ctx, c.NodesOf(g), started, p); err != nil {
@@ -135,11 +133,11 @@ func (c *Cluster) StartNodeGroup(ctx context.Context, g int) error {
 
 // waitLeases waits until the node Leases of names exist again, renewed by the
 // process started at started.
-func (c *Cluster) waitLeases(ctx context.Context, names []string, started time.Time, owner *process) error {
+func (c *Cluster) waitLeases(ctx context.Context, names []string, started time.Time, owner *process.Process) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, c.cfg.StartTimeout, true, func(ctx context.Context) (bool, error) {
-		if !owner.running() {
-			return false, fmt.Errorf("%s", owner.describeExit())
+		if !owner.Running() {
+			return false, fmt.Errorf("%s", owner.DescribeExit())
 		}
 		for _, name := range names {
 			l, err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
@@ -156,12 +154,12 @@ func (c *Cluster) waitLeases(ctx context.Context, names []string, started time.T
 		return true, nil
 	})
 	if err != nil && wait.Interrupted(err) {
-		return fmt.Errorf("%s did not take its node leases within %s: %s; log %s", owner.name, c.cfg.StartTimeout, last, owner.logPath)
+		return fmt.Errorf("%s did not take its node leases within %s: %s; log %s", owner.Name, c.cfg.StartTimeout, last, owner.LogPath)
 	}
 	return err
 }
 
-func (c *Cluster) group(g int) (*process, error) {
+func (c *Cluster) group(g int) (*process.Process, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if g < 0 || g >= len(c.groups) {
@@ -173,7 +171,7 @@ func (c *Cluster) group(g int) (*process, error) {
 // NodeGroupRunning tells whether group g's kwok process runs.
 func (c *Cluster) NodeGroupRunning(g int) bool {
 	p, err := c.group(g)
-	return err == nil && p.running()
+	return err == nil && p.Running()
 }
 
 // WaitNodesReady waits until every node is Ready and carries none of the
@@ -186,11 +184,11 @@ func (c *Cluster) WaitNodesReady(ctx context.Context, timeout time.Duration) err
 	return c.waitNodes(ctx, names, timeout, true, nil)
 }
 
-func (c *Cluster) waitNodes(ctx context.Context, names []string, timeout time.Duration, schedulable bool, owner *process) error {
+func (c *Cluster) waitNodes(ctx context.Context, names []string, timeout time.Duration, schedulable bool, owner *process.Process) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if owner != nil && !owner.running() {
-			return false, fmt.Errorf("%s", owner.describeExit())
+		if owner != nil && !owner.Running() {
+			return false, fmt.Errorf("%s", owner.DescribeExit())
 		}
 		for _, name := range names {
 			node, err := c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/util/cert"
@@ -152,4 +153,42 @@ func (p pki) writePair(certName, keyName string, c *x509.Certificate, key crypto
 		return err
 	}
 	return keyutil.WriteKey(p.path(keyName), keyPEM)
+}
+
+// ClientKubeconfig issues a client certificate for user (with groups) signed by
+// the cluster CA and writes a kubeconfig for it: how a test runs a controller
+// under its own, least-privileged identity.
+func (c *Cluster) ClientKubeconfig(user string, groups ...string) (string, error) {
+	caPEM, err := os.ReadFile(c.pki.path(caCert))
+	if err != nil {
+		return "", err
+	}
+	ca, err := cert.ParseCertsPEM(caPEM)
+	if err != nil || len(ca) == 0 {
+		return "", fmt.Errorf("cluster CA: %v", err)
+	}
+	keyPEM, err := os.ReadFile(c.pki.path(caKey))
+	if err != nil {
+		return "", err
+	}
+	caPriv, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+	if err != nil {
+		return "", err
+	}
+	signer, ok := caPriv.(crypto.Signer)
+	if !ok {
+		return "", fmt.Errorf("cluster CA key cannot sign")
+	}
+	safe := strings.NewReplacer(":", "_", "/", "_").Replace(user)
+	certName, keyName := "user-"+safe+".crt", "user-"+safe+".key"
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: user, Organization: groups},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if err := c.pki.issue(certName, keyName, tmpl, ca[0], signer); err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.stateDir, "user-"+safe+".kubeconfig")
+	server := fmt.Sprintf("https://127.0.0.1:%d", c.ports[APIServer])
+	return path, writeKubeconfig(path, c.cfg.Name, server, c.pki.path(caCert), c.pki.path(certName), c.pki.path(keyName))
 }

@@ -1,4 +1,7 @@
-package local
+// Package process supervises the child processes of the harness: cluster
+// components, kwok node groups, controllers under test. Every child dies with
+// the harness, even when the harness is SIGKILLed.
+package process
 
 import (
 	"bytes"
@@ -12,11 +15,12 @@ import (
 	"time"
 )
 
-// process is one supervised child: a component binary with its arguments and a
-// log file that survives restarts (each start appends a header line).
-type process struct {
-	name    string
-	logPath string
+// Process is one supervised child: a binary with its arguments and a log file
+// that survives restarts (each start appends a header line). Set Path and
+// Args before Start; change them between runs to restart differently.
+type Process struct {
+	Name    string
+	LogPath string
 
 	mu      sync.Mutex
 	path    string
@@ -24,6 +28,23 @@ type process struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the current run ends
 	waitErr error
+}
+
+// New returns a Process that logs to logPath.
+func New(name, logPath string) *Process { return &Process{Name: name, LogPath: logPath} }
+
+// SetCommand sets the binary and arguments of the next run.
+func (p *Process) SetCommand(path string, args ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.path, p.args = path, append([]string(nil), args...)
+}
+
+// Args returns the arguments of the current (or next) run.
+func (p *Process) Args() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.args...)
 }
 
 // spawner forks every child from one OS thread that never exits. Children get
@@ -47,29 +68,29 @@ func startOnSpawner(cmd *exec.Cmd) error {
 	return <-errc
 }
 
-// start runs the process; it must not be running.
-func (p *process) start() error {
+// Start runs the process; it must not be running.
+func (p *Process) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd != nil {
 		select {
 		case <-p.exited:
 		default:
-			return fmt.Errorf("%s is already running", p.name)
+			return fmt.Errorf("%s is already running", p.Name)
 		}
 	}
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("%s log: %w", p.name, err)
+		return fmt.Errorf("%s log: %w", p.Name, err)
 	}
-	fmt.Fprintf(logf, "=== jobconform: start %s at %s: %s %s\n", p.name, time.Now().Format(time.RFC3339Nano), p.path, strings.Join(p.args, " "))
+	fmt.Fprintf(logf, "=== jobconform: start %s at %s: %s %s\n", p.Name, time.Now().Format(time.RFC3339Nano), p.path, strings.Join(p.args, " "))
 	cmd := exec.Command(p.path, p.args...)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := startOnSpawner(cmd); err != nil {
 		logf.Close()
-		return fmt.Errorf("start %s (%s): %w", p.name, p.path, err)
+		return fmt.Errorf("start %s (%s): %w", p.Name, p.path, err)
 	}
 	exited := make(chan struct{})
 	p.cmd, p.exited, p.waitErr = cmd, exited, nil
@@ -84,8 +105,8 @@ func (p *process) start() error {
 	return nil
 }
 
-// running tells whether the current run has not ended.
-func (p *process) running() bool {
+// Running tells whether the current run has not ended.
+func (p *Process) Running() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd == nil {
@@ -99,17 +120,17 @@ func (p *process) running() bool {
 	}
 }
 
-// exitedChan returns a channel closed when the current run ends (nil if never started).
-func (p *process) exitedChan() <-chan struct{} {
+// Exited returns a channel closed when the current run ends (nil if never started).
+func (p *Process) Exited() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.exited
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after grace (at once
+// Stop sends SIGTERM to the process group, then SIGKILL after grace (at once
 // when grace is 0), and waits.
 // Stopping a process that is not running is not an error.
-func (p *process) stop(grace time.Duration) error {
+func (p *Process) Stop(grace time.Duration) error {
 	p.mu.Lock()
 	cmd, exited := p.cmd, p.exited
 	p.mu.Unlock()
@@ -134,21 +155,21 @@ func (p *process) stop(grace time.Duration) error {
 	case <-exited:
 		return nil
 	case <-time.After(10 * time.Second):
-		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, cmd.Process.Pid)
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.Name, cmd.Process.Pid)
 	}
 }
 
-// kill ends the process at once with SIGKILL, as a crash would, and waits.
-func (p *process) kill() error {
-	return p.stop(0)
+// Kill ends the process at once with SIGKILL, as a crash would, and waits.
+func (p *Process) Kill() error {
+	return p.Stop(0)
 }
 
-// describeExit says how the last run ended, with the tail of its log, for errors.
-func (p *process) describeExit() string {
+// DescribeExit says how the last run ended, with the tail of its log, for errors.
+func (p *Process) DescribeExit() string {
 	p.mu.Lock()
 	werr := p.waitErr
 	p.mu.Unlock()
-	return fmt.Sprintf("%s exited (%v); last lines of %s:\n%s", p.name, werr, p.logPath, logTail(p.logPath, 25))
+	return fmt.Sprintf("%s exited (%v); last lines of %s:\n%s", p.Name, werr, p.LogPath, logTail(p.LogPath, 25))
 }
 
 func logTail(path string, n int) string {
@@ -163,9 +184,9 @@ func logTail(path string, n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// pid is the running process's id, or 0.
-func (p *process) pid() int {
-	if !p.running() {
+// PID is the running process's id, or 0.
+func (p *Process) PID() int {
+	if !p.Running() {
 		return 0
 	}
 	p.mu.Lock()

@@ -1,0 +1,100 @@
+package process
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+func TestProcessStartStop(t *testing.T) {
+	p := New("sleep", filepath.Join(t.TempDir(), "sleep.log"))
+	p.SetCommand("/bin/sleep", "300")
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err == nil {
+		t.Error("second start of a running process accepted")
+	}
+	pid := p.PID()
+	if pid == 0 || !p.Running() {
+		t.Fatal("not running after start")
+	}
+	if err := p.Stop(2 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p.Running() || syscall.Kill(pid, 0) == nil {
+		t.Fatal("still running after stop")
+	}
+	if err := p.Start(); err != nil { // restart appends to the same log
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(p.LogPath)
+	if n := strings.Count(string(log), "=== jobconform: start"); n != 2 {
+		t.Errorf("log has %d start headers, want 2", n)
+	}
+}
+
+// TestChildrenDieWithTheHarness runs this test binary as a helper that starts
+// a long sleep through the supervisor and is then SIGKILLed, as a crashed or
+// timed-out test would be: the sleep must die too (PDEATHSIG).
+func TestChildrenDieWithTheHarness(t *testing.T) {
+	if os.Getenv("JOBCONFORM_HELPER") == "1" {
+		p := New("orphan", os.Getenv("JOBCONFORM_HELPER_LOG"))
+		p.SetCommand("/bin/sleep", "300")
+		if err := p.Start(); err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		fmt.Println("PID", p.PID())
+		time.Sleep(time.Minute) // the parent test kills this process long before
+		os.Exit(3)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildrenDieWithTheHarness$")
+	cmd.Env = append(os.Environ(), "JOBCONFORM_HELPER=1", "JOBCONFORM_HELPER_LOG="+filepath.Join(t.TempDir(), "orphan.log"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(out)
+	pid := 0
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "PID" {
+			pid, _ = strconv.Atoi(f[1])
+			break
+		}
+	}
+	if pid <= 0 {
+		t.Fatal("helper did not report its child")
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("child %d not running while its parent lives: %v", pid, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	err = wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return syscall.Kill(pid, 0) != nil, nil
+	})
+	if err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("child %d outlived its SIGKILLed parent", pid)
+	}
+}
