@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -121,6 +122,7 @@ var _ = Describe("reference controller", Ordered, func() {
 		c      *local.Cluster
 		client kubernetes.Interface
 	)
+	var ref *controllers.Reference
 	BeforeAll(func(ctx SpecContext) {
 		var err error
 		c, err = local.Start(ctx, local.Config{Version: os.Getenv("JOBCONFORM_K8S_VERSION"), Progress: GinkgoWriter})
@@ -132,7 +134,7 @@ var _ = Describe("reference controller", Ordered, func() {
 		Expect(controllers.GrantReference(ctx, client)).To(Succeed())
 		kc, err := c.ClientKubeconfig(controllers.ReferenceUser)
 		Expect(err).NotTo(HaveOccurred())
-		ref := &controllers.Reference{Binary: bin, Kubeconfig: kc, LogDir: c.LogDir()}
+		ref = &controllers.Reference{Binary: bin, Kubeconfig: kc, LogDir: c.LogDir()}
 		Expect(ref.Start(ctx)).To(Succeed())
 		DeferCleanup(ref.Stop)
 	}, NodeTimeout(40*time.Minute))
@@ -155,7 +157,112 @@ var _ = Describe("reference controller", Ordered, func() {
 			Expect(seqs[1]).To(Equal(seqs[0]), "reference (second) differs from built-in (first)")
 		}, SpecTimeout(3*time.Minute))
 	}
+
+	// Exactly-once accounting across crashes: the controller is SIGKILLed 20
+	// times while a 200-pod Job runs and pods are deleted under it; the final
+	// counters must equal what the pods really did.
+	It("counts every pod exactly once across 20 SIGKILLs", func(ctx SpecContext) {
+		ns, err := kube.CreateNamespace(ctx, client, "crash")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) { _ = kube.DeleteNamespace(ctx, client, ns) })
+		rec, err := recorder.Start(ctx, client, ns)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rec.Stop)
+		job := kube.NewJob("crash", 200, pods.Succeed(3*time.Second))
+		job.Spec.Parallelism = ptr.To[int32](20)
+		job.Spec.BackoffLimit = ptr.To[int32](1000)
+		job.Spec.ManagedBy = ptr.To(controller.DefaultName)
+		_, err = client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		done := func() bool {
+			j, err := client.BatchV1().Jobs(ns).Get(ctx, "crash", metav1.GetOptions{})
+			return err == nil && (hasCondition(j.Status, batchv1.JobComplete) || hasCondition(j.Status, batchv1.JobFailed))
+		}
+		kills, deleted := 0, 0
+		for kills < 20 && !done() {
+			// Let the controller work a little, then crash it mid-flight.
+			Eventually(func() int { return len(rec.Of("Pod")) }).WithContext(ctx).WithTimeout(time.Minute).Should(BeNumerically(">", 0))
+			time.Sleep(time.Duration(700+100*(kills%5)) * time.Millisecond) // the crash moments are the input, not a wait for state
+			if kills%2 == 0 {
+				deleted += deleteSomeRunning(ctx, client, ns, 2)
+			}
+			Expect(ref.Kill()).To(Succeed())
+			kills++
+			Expect(ref.Start(ctx)).To(Succeed())
+		}
+		GinkgoWriter.Printf("%d kills, %d pods deleted under the controller\n", kills, deleted)
+		Expect(kills).To(Equal(20), "the Job finished before 20 kills: make it longer")
+
+		final, err := rec.WaitFor(ctx, 4*time.Minute, "the Job finished", func(e recorder.Entry) bool {
+			return e.Kind == "Job" && (hasCondition(e.Job().Status, batchv1.JobComplete) || hasCondition(e.Job().Status, batchv1.JobFailed))
+		})
+		Expect(err).NotTo(HaveOccurred())
+		succeeded, failed := realOutcomes(rec)
+		status := final.Job().Status
+		GinkgoWriter.Printf("final status succeeded=%d failed=%d; pods that succeeded %d, failed %d\n", status.Succeeded, status.Failed, succeeded, failed)
+		Expect(hasCondition(status, batchv1.JobComplete)).To(BeTrue(), "the Job failed: %v", status.Conditions)
+		Expect(status.Succeeded).To(BeEquivalentTo(succeeded), "succeeded counter vs pods that succeeded")
+		Expect(status.Failed).To(BeEquivalentTo(failed), "failed counter vs pods that failed or were deleted")
+		Expect(succeeded).To(BeNumerically(">=", 200))
+		Expect(failed).To(BeNumerically(">=", deleted))
+
+		list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, p := range list.Items {
+			Expect(p.Finalizers).NotTo(ContainElement(controller.TrackingFinalizer), "pod %s of the finished Job keeps the finalizer", p.Name)
+		}
+	}, SpecTimeout(8*time.Minute))
 })
+
+// deleteSomeRunning deletes up to n running pods (grace 1s) and returns how many.
+func deleteSomeRunning(ctx context.Context, client kubernetes.Interface, ns string, n int) int {
+	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0
+	}
+	count := 0
+	for _, p := range list.Items {
+		if count == n {
+			break
+		}
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			if client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}) == nil {
+				count++
+			}
+		}
+	}
+	return count
+}
+
+// realOutcomes counts, from the recorded timeline, the pods that succeeded
+// and the pods that failed (phase Failed, or deleted before succeeding).
+func realOutcomes(rec *recorder.Recorder) (succeeded, failed int) {
+	outcome := map[types.UID]string{}
+	for _, e := range rec.Of("Pod") {
+		p := e.Pod()
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded:
+			outcome[p.UID] = "succeeded"
+		case outcome[p.UID] == "succeeded":
+		case p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil || e.Type == recorder.Deleted:
+			outcome[p.UID] = "failed"
+		default:
+			if _, ok := outcome[p.UID]; !ok {
+				outcome[p.UID] = "running"
+			}
+		}
+	}
+	for _, o := range outcome {
+		switch o {
+		case "succeeded":
+			succeeded++
+		case "failed":
+			failed++
+		}
+	}
+	return succeeded, failed
+}
 
 // runComparison runs one scenario in a fresh namespace and returns the Job's
 // status sequence.
