@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -34,6 +35,8 @@ type syncState struct {
 
 	prevSucceededIndexes indexSet
 	succeededIndexes     indexSet
+	failedIdx            indexSet            // backoffLimitPerIndex only
+	delayed              map[int]*corev1.Pod // backoffLimitPerIndex: last failed pod per index to retry
 
 	backoff backoffRecord
 	// finished is the condition this sync works towards: FailureTarget or
@@ -100,7 +103,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	active := int32(len(st.active))
 	newSucceeded, newFailed := c.newlyFinished(st)
 	st.succeeded = job.Status.Succeeded + int32(len(newSucceeded)) + int32(st.uncountedSucceeded.Len())
-	st.failed = job.Status.Failed + int32(len(newFailed)) + int32(st.uncountedFailed.Len())
+	st.failed = job.Status.Failed + countedFailures(job, newFailed) + int32(st.uncountedFailed.Len())
 
 	if job.Status.StartTime == nil && !suspended(job) {
 		job.Status.StartTime = ptr.To(metav1.NewTime(c.clock.Now()))
@@ -112,6 +115,8 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if st.finished == nil {
 		if ft := condition(job, batchv1.JobFailureTarget); ft != nil {
 			st.finished = ft
+		} else if msg := c.failJobMessage(job, pods); msg != nil {
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonPodFailurePolicy, *msg)
 		}
 	}
 	if st.finished == nil {
@@ -128,6 +133,23 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if isIndexed(job) {
 		st.prevSucceededIndexes, st.succeededIndexes = succeededIndexes(job, pods)
 		st.succeeded = int32(len(st.succeededIndexes))
+		if hasBackoffLimitPerIndex(job) {
+			st.failedIdx = c.failedIndexes(job, pods)
+			if st.finished == nil {
+				failed, completions := len(st.failedIdx), int(*job.Spec.Completions)
+				if job.Spec.MaxFailedIndexes != nil && failed > int(*job.Spec.MaxFailedIndexes) {
+					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes")
+				} else if failed > 0 && failed+len(st.succeededIndexes) >= completions {
+					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonFailedIndexes, "Job has failed indexes")
+				}
+			}
+			st.delayed = c.delayedDeletion(st)
+		}
+		if st.finished == nil {
+			if msg, met := matchSuccessPolicy(job.Spec.SuccessPolicy, int(*job.Spec.Completions), st.succeededIndexes); met {
+				st.finished = c.newCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonSuccessPolicy, msg)
+			}
+		}
 	}
 
 	suspendChanged := false
@@ -277,14 +299,19 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	if diff <= 0 {
 		return active, errors.Join(errs...)
 	}
-	if wait := st.backoff.remaining(c.clock.Now()); wait > 0 {
-		c.queue.AddAfter(key, wait)
-		return active, errors.Join(errs...)
+	if !hasBackoffLimitPerIndex(job) {
+		if wait := st.backoff.remaining(c.clock.Now()); wait > 0 {
+			c.queue.AddAfter(key, wait)
+			return active, errors.Join(errs...)
+		}
 	}
 	diff = min(diff, maxPodCreateDeletePerSync)
 	indexes := []int(nil)
 	if isIndexed(job) {
 		indexes = c.pendingIndexes(st, remaining, int(diff))
+		if hasBackoffLimitPerIndex(job) {
+			indexes = c.indexesPastBackoff(key, st, indexes)
+		}
 		diff = int32(len(indexes))
 	}
 	reason := reasonNew
@@ -295,7 +322,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 		}
 	}
 	c.expectations.expectCreations(key, int(diff))
-	created, err := c.createPods(ctx, key, job, int(diff), indexes)
+	created, err := c.createPods(ctx, key, st, int(diff), indexes)
 	c.metrics.PodsCreated.WithLabelValues(reason, "succeeded").Add(float64(created))
 	if int(diff)-created > 0 {
 		c.metrics.PodsCreated.WithLabelValues(reason, "failed").Add(float64(int(diff) - created))
@@ -328,6 +355,9 @@ func (c *Controller) pendingIndexes(st *syncState, active []*corev1.Pod, n int) 
 	for _, ix := range st.succeededIndexes {
 		taken.Insert(ix)
 	}
+	for _, ix := range st.failedIdx {
+		taken.Insert(ix)
+	}
 	for _, p := range active {
 		taken.Insert(completionIndex(p))
 	}
@@ -347,9 +377,29 @@ func (c *Controller) pendingIndexes(st *syncState, active []*corev1.Pod, n int) 
 	return out
 }
 
+// indexesPastBackoff keeps the indexes whose own backoff (backoffLimitPerIndex)
+// has run out; if none has, it schedules a sync for the earliest.
+func (c *Controller) indexesPastBackoff(key string, st *syncState, indexes []int) []int {
+	var now []int
+	var soonest time.Duration
+	for _, ix := range indexes {
+		wait := c.indexBackoff(st.delayed[ix])
+		if wait == 0 {
+			now = append(now, ix)
+		} else if soonest == 0 || wait < soonest {
+			soonest = wait
+		}
+	}
+	if len(now) == 0 && soonest > 0 {
+		c.queue.AddAfter(key, soonest)
+	}
+	return now
+}
+
 // createPods creates n pods (of the given indexes for Indexed Jobs) in
 // slow-start batches of 1, 2, 4, …, stopping at the first batch with errors.
-func (c *Controller) createPods(ctx context.Context, key string, job *batchv1.Job, n int, indexes []int) (int, error) {
+func (c *Controller) createPods(ctx context.Context, key string, st *syncState, n int, indexes []int) (int, error) {
+	job := st.job
 	created := 0
 	var errs []error
 	var mu sync.Mutex
@@ -365,6 +415,13 @@ func (c *Controller) createPods(ctx context.Context, key string, job *batchv1.Jo
 			go func() {
 				defer wg.Done()
 				pod := newPod(job, ix)
+				if hasBackoffLimitPerIndex(job) {
+					count, ignored := nextIndexFailureCounts(job, st.delayed[ix])
+					pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(count))
+					if ignored > 0 {
+						pod.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation] = strconv.Itoa(int(ignored))
+					}
+				}
 				out, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 				mu.Lock()
 				defer mu.Unlock()
@@ -459,8 +516,12 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 		}
 		failed := c.podFailed(p, job)
 		// A pod's finalizer goes once its outcome is final: it finished, or
-		// the Job is finishing or being deleted.
+		// the Job is finishing or being deleted — except the last failed pod
+		// of an index still to be retried (backoffLimitPerIndex).
 		if !(job.DeletionTimestamp != nil || st.finished != nil || p.Status.Phase == corev1.PodSucceeded || failed) {
+			continue
+		}
+		if job.DeletionTimestamp == nil && st.finished == nil && p.Status.Phase != corev1.PodSucceeded && st.delayed[completionIndex(p)] == p {
 			continue
 		}
 		toUnfinalize = append(toUnfinalize, p)
@@ -478,8 +539,10 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 			}
 		case failed || (st.finished != nil && st.finished.Type != batchv1.JobSuccessCriteriaMet):
 			if !st.uncountedFailed.Has(p.UID) && (!isIndexed(job) || (ix >= 0 && ix < int(*job.Spec.Completions))) {
-				uncounted.Failed = append(uncounted.Failed, p.UID)
-				needsFlush = true
+				if _, counted, _ := matchFailurePolicy(job.Spec.PodFailurePolicy, p); counted {
+					uncounted.Failed = append(uncounted.Failed, p.UID)
+					needsFlush = true
+				}
 			}
 		}
 		if len(newIndexes)+len(uncounted.Succeeded)+len(uncounted.Failed) >= maxUncountedPods {
@@ -494,6 +557,14 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 			needsFlush = true
 		}
 		status.Succeeded = int32(len(st.succeededIndexes))
+		var failedIndexes *string
+		if hasBackoffLimitPerIndex(job) {
+			failedIndexes = ptr.To(st.failedIdx.String())
+		}
+		if !ptr.Equal(failedIndexes, status.FailedIndexes) {
+			status.FailedIndexes = failedIndexes
+			needsFlush = true
+		}
 	}
 	if st.finished != nil && st.finished.Type == batchv1.JobFailureTarget {
 		if condition(job, batchv1.JobFailureTarget) == nil {

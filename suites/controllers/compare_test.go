@@ -213,6 +213,13 @@ var _ = Describe("reference controller", Ordered, func() {
 			Expect(p.Finalizers).NotTo(ContainElement(controller.TrackingFinalizer), "pod %s of the finished Job keeps the finalizer", p.Name)
 		}
 	}, SpecTimeout(8*time.Minute))
+
+	It("wrote no Job status the apiserver rejected as Invalid", func(ctx SpecContext) {
+		m, err := ref.Metrics(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m).To(ContainSubstring("jobconform_reference_job_controller_syncs_total"))
+		Expect(m).NotTo(ContainSubstring(`status_write_errors_total{reason="Invalid"}`))
+	})
 })
 
 // deleteSomeRunning deletes up to n running pods (grace 1s) and returns how many.
