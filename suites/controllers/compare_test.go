@@ -219,6 +219,11 @@ var _ = Describe("reference controller", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(m).To(ContainSubstring("jobconform_reference_job_controller_syncs_total"))
 		Expect(m).NotTo(ContainSubstring(`status_write_errors_total{reason="Invalid"}`))
+		// Metrics restart with the process; the log spans every run.
+		log, err := os.ReadFile(ref.LogPath())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(log)).To(ContainSubstring("reference Job controller running"))
+		Expect(string(log)).NotTo(ContainSubstring("BUG: the apiserver rejected a Job status write"))
 	})
 })
 

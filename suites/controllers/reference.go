@@ -100,7 +100,7 @@ func (r *Reference) Start(ctx context.Context) error {
 		if err := os.MkdirAll(r.LogDir, 0o755); err != nil {
 			return err
 		}
-		r.proc = process.New("reference-controller", filepath.Join(r.LogDir, "reference-controller.log"))
+		r.proc = process.New("reference-controller", r.LogPath())
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -176,6 +176,9 @@ func (r *Reference) Restart(ctx context.Context, gates map[string]bool) error {
 	}
 	return r.Start(ctx)
 }
+
+// LogPath is the controller's log file (every run appends to it).
+func (r *Reference) LogPath() string { return filepath.Join(r.LogDir, "reference-controller.log") }
 
 // Metrics returns the controller's /metrics text.
 func (r *Reference) Metrics(ctx context.Context) (string, error) {
