@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
@@ -456,5 +457,74 @@ func TestBackoff(t *testing.T) {
 	r.failuresAfterLastSuccess = 20
 	if got := r.remaining(now); got != MaxPodFailureBackoff-5*time.Second {
 		t.Errorf("capped backoff: %s", got)
+	}
+}
+
+func TestAdoptsOrphansAndReleasesMismatches(t *testing.T) {
+	f := newFixture(t)
+	j := newJob("adopt", 1)
+	f.putJob(j)
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: "ns", UID: "orphan-uid", Labels: j.Spec.Template.Labels}}
+	orphan.Status.Phase = corev1.PodRunning
+	_ = f.client.Tracker().Add(orphan)
+	j = f.sync(j)
+	pods := f.pods(j)
+	if len(pods) != 1 || metav1.GetControllerOf(pods[0]) == nil || metav1.GetControllerOf(pods[0]).UID != j.UID {
+		t.Fatalf("orphan not adopted (and no extra pod expected): %d pods", len(pods))
+	}
+	// Its labels change: released.
+	p := pods[0]
+	p.Labels = map[string]string{"other": "x"}
+	f.setPod(p)
+	j = f.sync(j)
+	for _, p := range f.pods(j) {
+		if p.Name == "orphan" && metav1.GetControllerOf(p) != nil {
+			t.Fatal("a pod that stopped matching the selector was not released")
+		}
+	}
+}
+
+func TestElasticScaleDownRemovesHighestIndexes(t *testing.T) {
+	f := newFixture(t)
+	j := newJob("elastic", 5, func(j *batchv1.Job) { j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion) })
+	f.putJob(j)
+	j = f.sync(j)
+	j.Spec.Completions, j.Spec.Parallelism = ptr.To[int32](3), ptr.To[int32](3)
+	f.putJob(j)
+	j = f.sync(j)
+	for _, p := range f.pods(j) {
+		if ix := completionIndex(p); ix >= 3 {
+			t.Fatalf("pod of index %d kept after scaling to 3", ix)
+		}
+	}
+	if j.Status.Active != 3 {
+		t.Fatalf("active %d, want 3", j.Status.Active)
+	}
+}
+
+func TestEventsAtTerminalConditions(t *testing.T) {
+	f := newFixture(t)
+	rec := record.NewFakeRecorder(100)
+	f.c.recorder = rec
+	j := newJob("ev", 1, func(j *batchv1.Job) { j.Spec.BackoffLimit = ptr.To[int32](0) })
+	f.putJob(j)
+	j = f.sync(j)
+	p := f.pods(j)[0]
+	finish(p, corev1.PodFailed, f.now)
+	f.setPod(p)
+	f.sync(j)
+	var got []string
+	for len(rec.Events) > 0 {
+		got = append(got, <-rec.Events)
+	}
+	want := "Warning BackoffLimitExceeded Job has reached the specified backoff limit"
+	found := 0
+	for _, e := range got {
+		if e == want {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Fatalf("events %q: want %q exactly once, at Failed", got, want)
 	}
 }
