@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/cluster/local"
 	"github.com/jobconform/jobconform/suites/controllers"
@@ -117,6 +118,9 @@ var comparisons = []comparison{
 	},
 }
 
+// clusterVersion is the Kubernetes release of the suite's cluster.
+var clusterVersion string
+
 var _ = Describe("reference controller", Ordered, func() {
 	var (
 		c      *local.Cluster
@@ -127,6 +131,7 @@ var _ = Describe("reference controller", Ordered, func() {
 		var err error
 		c, err = local.Start(ctx, local.Config{Version: os.Getenv("JOBCONFORM_K8S_VERSION"), Progress: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
+		clusterVersion = c.Version()
 		DeferCleanup(c.Stop)
 		client = c.Client()
 		bin, err := controllers.BuildReference(ctx, GinkgoT().TempDir())
@@ -200,6 +205,7 @@ var _ = Describe("reference controller", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		succeeded, failed := realOutcomes(rec)
 		status := final.Job().Status
+		expectInvariants(rec, "crash", job.Spec.ManagedBy)
 		GinkgoWriter.Printf("final status succeeded=%d failed=%d; pods that succeeded %d, failed %d\n", status.Succeeded, status.Failed, succeeded, failed)
 		Expect(hasCondition(status, batchv1.JobComplete)).To(BeTrue(), "the Job failed: %v", status.Conditions)
 		Expect(status.Succeeded).To(BeEquivalentTo(succeeded), "succeeded counter vs pods that succeeded")
@@ -304,7 +310,20 @@ func runComparison(ctx context.Context, client kubernetes.Interface, cmp compari
 		AddReportEntry(who+" timeline", rec.Dump("Job", "Pod"))
 	}
 	Expect(err).NotTo(HaveOccurred())
+	expectInvariants(rec, "cmp", managedBy)
 	return statusSequence(rec)
+}
+
+// expectInvariants checks every invariant over the recorded run.
+func expectInvariants(rec *recorder.Recorder, job string, managedBy *string) {
+	GinkgoHelper()
+	ctx := invariants.Context{Job: job, Version: clusterVersion, Finalizer: batchv1.JobTrackingFinalizer, End: time.Now()}
+	if managedBy != nil {
+		ctx.Finalizer = controller.TrackingFinalizer
+	}
+	for _, r := range invariants.CheckAll(ctx, rec.Entries()) {
+		Expect(r.Violations).To(BeEmpty(), "invariant %s broken", r.Invariant)
+	}
 }
 
 // statusSequence renders each distinct Job status, in order: counters,

@@ -17,34 +17,22 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
-// EventType is the kind of change.
-type EventType string
+// Entry and the event types are the timeline's; aliases keep callers short.
+type (
+	Entry     = timeline.Entry
+	EventType = timeline.EventType
+)
 
 // Changes an entry records.
 const (
-	Added    EventType = "ADDED"
-	Modified EventType = "MODIFIED"
-	Deleted  EventType = "DELETED"
+	Added    = timeline.Added
+	Modified = timeline.Modified
+	Deleted  = timeline.Deleted
 )
-
-// Entry is one observed change. Seq orders all entries of one recorder by
-// arrival; within one kind it is the apiserver's order.
-type Entry struct {
-	Seq    int
-	Time   time.Time
-	Type   EventType
-	Kind   string // Job, Pod, Node, Event
-	Name   string
-	Object runtime.Object // a private copy
-}
-
-// Job returns the entry's object as a Job (nil for other kinds).
-func (e Entry) Job() *batchv1.Job { j, _ := e.Object.(*batchv1.Job); return j }
-
-// Pod returns the entry's object as a Pod (nil for other kinds).
-func (e Entry) Pod() *corev1.Pod { p, _ := e.Object.(*corev1.Pod); return p }
 
 // Recorder records one namespace (plus Nodes) from Start until Stop.
 type Recorder struct {
@@ -130,7 +118,7 @@ func (r *Recorder) Stop() {
 }
 
 // Entries returns a copy of the timeline so far.
-func (r *Recorder) Entries() []Entry {
+func (r *Recorder) Entries() timeline.Timeline {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Entry(nil), r.entries...)

@@ -1,0 +1,242 @@
+package invariants
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+const fin = "batch.kubernetes.io/job-tracking"
+
+// builder constructs timelines: every change gets the next revision and a
+// time 100ms after the previous one (or as set with wait).
+type builder struct {
+	tl   timeline.Timeline
+	rv   uint64
+	now  time.Time
+	job  *batchv1.Job
+	pods map[string]*corev1.Pod
+}
+
+func newBuilder(mutate ...func(*batchv1.Job)) *builder {
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", UID: "job-uid"},
+		Spec:       batchv1.JobSpec{Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1)},
+	}
+	for _, m := range mutate {
+		m(j)
+	}
+	b := &builder{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), job: j, pods: map[string]*corev1.Pod{}}
+	b.add("Job", timeline.Added, j.DeepCopy())
+	return b
+}
+
+func (b *builder) add(kind string, typ timeline.EventType, obj runtime.Object) {
+	b.rv++
+	b.now = b.now.Add(100 * time.Millisecond)
+	m, _ := meta.Accessor(obj)
+	m.SetResourceVersion(strconv.FormatUint(b.rv, 10))
+	b.tl = append(b.tl, timeline.Entry{Seq: len(b.tl), Time: b.now, Type: typ, Kind: kind, Name: m.GetName(), Object: obj.DeepCopyObject()})
+}
+
+func (b *builder) wait(d time.Duration) { b.now = b.now.Add(d) }
+
+func (b *builder) status(mut func(*batchv1.JobStatus)) *builder {
+	mut(&b.job.Status)
+	b.add("Job", timeline.Modified, b.job.DeepCopy())
+	return b
+}
+
+func (b *builder) pod(name string, mut func(*corev1.Pod)) *builder {
+	p, ok := b.pods[name]
+	typ := timeline.Modified
+	if !ok {
+		typ = timeline.Added
+		p = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Finalizers: []string{fin},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: "j", UID: "job-uid", Controller: ptr.To(true)}}}}
+		p.Status.Phase = corev1.PodPending
+		b.pods[name] = p
+	}
+	if mut != nil {
+		mut(p)
+	}
+	b.add("Pod", typ, p.DeepCopy())
+	return b
+}
+
+func (b *builder) podGone(name string) *builder {
+	b.add("Pod", timeline.Deleted, b.pods[name].DeepCopy())
+	delete(b.pods, name)
+	return b
+}
+
+func running(p *corev1.Pod)     { p.Status.Phase = corev1.PodRunning }
+func failed(p *corev1.Pod)      { p.Status.Phase = corev1.PodFailed }
+func deleting(p *corev1.Pod)    { p.DeletionTimestamp = ptr.To(metav1.Now()) }
+func unfinalized(p *corev1.Pod) { p.Finalizers = nil }
+func withIndex(ix string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: ix} }
+}
+
+func cond(t batchv1.JobConditionType, reason string) batchv1.JobCondition {
+	return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason}
+}
+
+func check(t *testing.T, inv Invariant, ctx Context, b *builder) []Violation {
+	t.Helper()
+	if ctx.Job == "" {
+		ctx.Job = "j"
+	}
+	return inv.Evaluate(ctx, b.tl).Violations
+}
+
+func expectOK(t *testing.T, inv Invariant, ctx Context, b *builder) {
+	t.Helper()
+	if v := check(t, inv, ctx, b); len(v) != 0 {
+		t.Fatalf("%s: unexpected violations %v", inv.Name, v)
+	}
+}
+
+func expectViolation(t *testing.T, inv Invariant, ctx Context, b *builder, substr string) {
+	t.Helper()
+	v := check(t, inv, ctx, b)
+	if len(v) == 0 {
+		t.Fatalf("%s: no violation, want one mentioning %q", inv.Name, substr)
+	}
+	if !strings.Contains(v[0].Message, substr) {
+		t.Fatalf("%s: violation %q does not mention %q", inv.Name, v[0].Message, substr)
+	}
+}
+
+func TestCountersMonotonic(t *testing.T) {
+	ok := newBuilder().status(func(s *batchv1.JobStatus) { s.Failed = 1 }).status(func(s *batchv1.JobStatus) { s.Failed = 2; s.Succeeded = 1 })
+	expectOK(t, CountersMonotonic, Context{}, ok)
+	bad := newBuilder().status(func(s *batchv1.JobStatus) { s.Failed = 2 }).status(func(s *batchv1.JobStatus) { s.Failed = 1 })
+	expectViolation(t, CountersMonotonic, Context{}, bad, "failed went from 2 to 1")
+	// Elastic scale-down may lower succeeded.
+	el := newBuilder(func(j *batchv1.Job) { j.Spec.Completions = ptr.To[int32](5) }).status(func(s *batchv1.JobStatus) { s.Succeeded = 4 })
+	el.job.Spec.Completions = ptr.To[int32](3)
+	el.status(func(s *batchv1.JobStatus) { s.Succeeded = 3 })
+	expectOK(t, CountersMonotonic, Context{}, el)
+}
+
+func TestReadyNotAboveActive(t *testing.T) {
+	bad := newBuilder().status(func(s *batchv1.JobStatus) { s.Active = 1; s.Ready = ptr.To[int32](2) })
+	expectViolation(t, ReadyNotAboveActive, Context{}, bad, "ready=2 > active=1")
+	expectOK(t, ReadyNotAboveActive, Context{}, newBuilder().status(func(s *batchv1.JobStatus) { s.Active = 2; s.Ready = ptr.To[int32](2) }))
+	r := ReadyNotAboveActive.Evaluate(Context{Job: "j", Version: "v1.34.4"}, bad.tl)
+	if r.Exempt == "" || len(r.Violations) != 0 {
+		t.Fatalf("v1.34.4 must be exempt as a known regression: %+v", r)
+	}
+}
+
+func TestTerminalAfterTarget(t *testing.T) {
+	ok := newBuilder().
+		status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+		}).
+		status(func(s *batchv1.JobStatus) {
+			s.Conditions = append(s.Conditions, cond(batchv1.JobFailed, "BackoffLimitExceeded"))
+		})
+	expectOK(t, TerminalAfterTarget, Context{}, ok)
+	noTarget := newBuilder().status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobComplete, "CompletionsReached")}
+	})
+	expectViolation(t, TerminalAfterTarget, Context{}, noTarget, "without SuccessCriteriaMet")
+	reason := newBuilder().status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "DeadlineExceeded"), cond(batchv1.JobFailed, "BackoffLimitExceeded")}
+	})
+	expectViolation(t, TerminalAfterTarget, Context{}, reason, "differs")
+	if r := TerminalAfterTarget.Evaluate(Context{Job: "j", Version: "v1.30.0"}, noTarget.tl); r.Applicable {
+		t.Fatal("deferred terminal conditions are not a promise before v1.31")
+	}
+}
+
+func TestTerminalOnlyWhenPodsTerminal(t *testing.T) {
+	target := func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+	}
+	final := func(s *batchv1.JobStatus) {
+		s.Conditions = append(s.Conditions, cond(batchv1.JobFailed, "BackoffLimitExceeded"))
+	}
+	ok := newBuilder().pod("a", running).status(target).pod("a", deleting).pod("a", failed).status(final)
+	expectOK(t, TerminalOnlyWhenPodsTerminal, Context{}, ok)
+	early := newBuilder().pod("a", running).status(target).pod("a", deleting).status(final).pod("a", failed)
+	expectViolation(t, TerminalOnlyWhenPodsTerminal, Context{}, early, "pod a was terminating")
+	// A pod that is gone does not hold the Job.
+	gone := newBuilder().pod("a", running).status(target).pod("a", deleting).podGone("a").status(final)
+	expectOK(t, TerminalOnlyWhenPodsTerminal, Context{}, gone)
+}
+
+func TestTerminalOrderUsesRevisionsNotArrival(t *testing.T) {
+	// The pod's Failed change (rv 4) arrived after the Job's Failed (rv 5) from
+	// its own watch: by revision the pod was terminal first, so no violation.
+	b := newBuilder().pod("a", running).status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+	})
+	b.pod("a", failed)
+	b.status(func(s *batchv1.JobStatus) {
+		s.Conditions = append(s.Conditions, cond(batchv1.JobFailed, "BackoffLimitExceeded"))
+	})
+	n := len(b.tl)
+	b.tl[n-1], b.tl[n-2] = b.tl[n-2], b.tl[n-1]
+	b.tl[n-1].Seq, b.tl[n-2].Seq = n-1, n-2
+	expectOK(t, TerminalOnlyWhenPodsTerminal, Context{}, b)
+}
+
+func TestReplacementWaitsUnderFailed(t *testing.T) {
+	policy := func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) }
+	ok := newBuilder(policy).pod("a", running).pod("a", deleting).pod("a", failed).pod("b", nil)
+	expectOK(t, ReplacementWaitsUnderFailed, Context{}, ok)
+	bad := newBuilder(policy).pod("a", running).pod("a", deleting).pod("b", nil)
+	expectViolation(t, ReplacementWaitsUnderFailed, Context{}, bad, "pod b created while 1 pods were not terminal")
+	// The same early replacement is fine under TerminatingOrFailed.
+	tof := newBuilder(func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed) }).pod("a", running).pod("a", deleting).pod("b", nil)
+	expectOK(t, ReplacementWaitsUnderFailed, Context{}, tof)
+	// Indexed: a pod of index 1 while another of index 1 terminates.
+	idx := newBuilder(policy, func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](3) }).
+		pod("a", withIndex("1")).pod("a", deleting).pod("b", withIndex("1"))
+	expectViolation(t, ReplacementWaitsUnderFailed, Context{}, idx, "of the same index")
+}
+
+func TestTerminatingSettles(t *testing.T) {
+	b := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](1) })
+	b.wait(5 * time.Second)
+	expectOK(t, TerminatingSettles, Context{End: b.now}, b)
+	wrong := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
+	wrong.wait(5 * time.Second)
+	expectViolation(t, TerminatingSettles, Context{End: wrong.now}, wrong, "status.terminating=0 but 1 pods were terminating")
+	// Not settled yet (the recording ended 1s later): no verdict.
+	busy := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
+	expectOK(t, TerminatingSettles, Context{End: busy.now.Add(time.Second)}, busy)
+}
+
+func TestFinalizerReleased(t *testing.T) {
+	done := func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached"), cond(batchv1.JobComplete, "CompletionsReached")}
+	}
+	ok := newBuilder().pod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }).pod("a", unfinalized).status(done)
+	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, ok)
+	bad := newBuilder().pod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }).status(done)
+	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, bad, "keeps "+fin)
+}
+
+func TestManagedBySilence(t *testing.T) {
+	quiet := newBuilder()
+	expectOK(t, ManagedBySilence, Context{ForeignManagedBy: true}, quiet)
+	written := newBuilder().status(func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()) })
+	expectViolation(t, ManagedBySilence, Context{ForeignManagedBy: true}, written, "status written")
+	pods := newBuilder().pod("a", nil)
+	expectViolation(t, ManagedBySilence, Context{ForeignManagedBy: true}, pods, "pod a created")
+}

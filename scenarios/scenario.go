@@ -1,0 +1,396 @@
+// Package scenarios is the scenario model: a Job, what its pods do, a plan of
+// steps (wait for a status, act on the Job or its pods) and the Kubernetes
+// versions each expectation holds for. Scenarios are written in YAML (the
+// catalog lives in scenarios/catalog) so users add them without Go. This
+// package knows nothing of Ginkgo or of clusters; suites/ runs scenarios.
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/jobconform/jobconform/scenarios/pods"
+)
+
+// Features are the labels scenarios may carry (Ginkgo --label-filter).
+var Features = []string{
+	"podReplacementPolicy", "terminalConditions", "managedBy", "readiness", "podFailurePolicy",
+	"backoff", "backoffPerIndex", "successPolicy", "suspend", "deadline", "elastic", "tracking",
+}
+
+// Scenario is one catalog entry.
+type Scenario struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Features    []string `json:"features"`
+	// Versions limits the Kubernetes releases the scenario applies to, e.g. ">=1.32.0".
+	Versions string `json:"versions,omitempty"`
+	// ForeignManagedBy gives the Job a spec.managedBy no controller answers to:
+	// the scenario checks that the controller under test leaves it alone.
+	ForeignManagedBy bool `json:"foreignManagedBy,omitempty"`
+	// Job is a batch/v1 JobSpec; the template gets restartPolicy Never and the
+	// pod behaviour's container unless it says otherwise.
+	Job  batchv1.JobSpec `json:"job"`
+	Pods PodBehavior     `json:"pods"`
+	// Steps run in order; a step that is not met within its timeout fails the run.
+	Steps []Step `json:"steps"`
+	// Timeout bounds the whole run; default 3m.
+	Timeout Duration `json:"timeout,omitempty"`
+
+	File string `json:"-"` // where it was loaded from
+}
+
+// Duration is a time.Duration written as "5s" in YAML.
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON reads "5s", "1m30s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: write it like 5s or 1m30s", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// PodBehavior is pods.Behavior in YAML.
+type PodBehavior struct {
+	// Run is how long the container runs ("forever" or empty: until stopped).
+	Run      string `json:"run,omitempty"`
+	ExitCode int32  `json:"exitCode,omitempty"`
+	SIGTERM  *struct {
+		Delay    Duration `json:"delay"`
+		ExitCode *int32   `json:"exitCode,omitempty"`
+	} `json:"sigterm,omitempty"`
+	ReadyAfter Duration                  `json:"readyAfter,omitempty"`
+	Gates      []corev1.PodConditionType `json:"gates,omitempty"`
+	ByIndex    map[string]PodBehavior    `json:"byIndex,omitempty"`
+}
+
+// Behavior converts to the pod builder's model.
+func (p PodBehavior) Behavior() (pods.Behavior, error) {
+	b := pods.RunForever()
+	if p.Run != "" && p.Run != "forever" {
+		d, err := time.ParseDuration(p.Run)
+		if err != nil {
+			return b, fmt.Errorf("run %q: write a duration like 2s, or forever", p.Run)
+		}
+		b = pods.RunFor(d, p.ExitCode)
+	} else if p.ExitCode != 0 {
+		return b, fmt.Errorf("exitCode %d needs a finite run", p.ExitCode)
+	}
+	if p.SIGTERM != nil {
+		code := int32(pods.DefaultSIGTERMExitCode)
+		if p.SIGTERM.ExitCode != nil {
+			code = *p.SIGTERM.ExitCode
+		}
+		b = b.TrapSIGTERM(p.SIGTERM.Delay.Duration, code)
+	}
+	b = b.WithReadyAfter(p.ReadyAfter.Duration).WithGates(p.Gates...)
+	for ix, o := range p.ByIndex {
+		var i int
+		if _, err := fmt.Sscanf(ix, "%d", &i); err != nil || fmt.Sprint(i) != ix {
+			return b, fmt.Errorf("byIndex key %q is not an index", ix)
+		}
+		if len(o.Gates) > 0 || len(o.ByIndex) > 0 {
+			return b, fmt.Errorf("byIndex %s: gates and byIndex belong to the whole template", ix)
+		}
+		ob, err := o.Behavior()
+		if err != nil {
+			return b, fmt.Errorf("byIndex %s: %w", ix, err)
+		}
+		b = b.ForIndex(i, ob)
+	}
+	return b, b.Validate()
+}
+
+// Step is one step of the plan: exactly one of Await or Act.
+type Step struct {
+	// Await waits until the Job status matches.
+	Await *StatusPattern `json:"await,omitempty"`
+	// Act disturbs the Job or its pods.
+	Act *Action `json:"act,omitempty"`
+	// Versions limits the step to some releases (version-aware expectations).
+	Versions string `json:"versions,omitempty"`
+	// Timeout bounds an await; default 60s.
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// StatusPattern is a partial Job status: every field given must match.
+type StatusPattern struct {
+	Active      *int32 `json:"active,omitempty"`
+	Ready       *int32 `json:"ready,omitempty"`
+	Terminating *int32 `json:"terminating,omitempty"`
+	Succeeded   *int32 `json:"succeeded,omitempty"`
+	Failed      *int32 `json:"failed,omitempty"`
+	// Conditions lists condition types that must be True, e.g. FailureTarget,
+	// optionally with a reason: FailureTarget/BackoffLimitExceeded.
+	Conditions []string `json:"conditions,omitempty"`
+	// NotConditions lists condition types that must not be True.
+	NotConditions []string `json:"notConditions,omitempty"`
+	// CompletedIndexes and FailedIndexes match status strings exactly.
+	CompletedIndexes *string `json:"completedIndexes,omitempty"`
+	FailedIndexes    *string `json:"failedIndexes,omitempty"`
+	// Empty: the status is the empty JobStatus (nothing wrote it).
+	Empty bool `json:"empty,omitempty"`
+}
+
+// Action kinds.
+const (
+	ActDeletePod = "deletePod" // delete one running pod (grace from the pod spec unless given)
+	ActEvictPod  = "evictPod"  // evict one running pod through the Eviction API
+	ActFinishPod = "finishPod" // make one running pod's process exit now (annotation; local provider)
+	ActSetGate   = "setGate"   // set a readiness-gate condition on one or all running pods
+	ActSuspend   = "suspend"
+	ActResume    = "resume"
+	ActScale     = "scale" // set parallelism (and completions, for elastic Indexed Jobs)
+)
+
+// Action is one disturbance.
+type Action struct {
+	Kind string `json:"kind"`
+	// Index selects the pod of a completion index; default: the first running pod.
+	Index *int `json:"index,omitempty"`
+	// All applies the action to every running pod.
+	All bool `json:"all,omitempty"`
+	// GracePeriod overrides the pod's grace period for deletePod.
+	GracePeriod *int64 `json:"gracePeriod,omitempty"`
+	// Gate and Status for setGate.
+	Gate   corev1.PodConditionType `json:"gate,omitempty"`
+	Status corev1.ConditionStatus  `json:"status,omitempty"`
+	// Parallelism and Completions for scale.
+	Parallelism *int32 `json:"parallelism,omitempty"`
+	Completions *int32 `json:"completions,omitempty"`
+}
+
+var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale}
+
+// Applies tells whether a version constraint ("" = always) admits release v.
+func Applies(constraint, v string) (bool, error) {
+	if constraint == "" {
+		return true, nil
+	}
+	sv, err := version.ParseSemantic(strings.TrimPrefix(v, "v"))
+	if err != nil {
+		return false, fmt.Errorf("version %q: %w", v, err)
+	}
+	for _, part := range strings.Fields(strings.ReplaceAll(constraint, ",", " ")) {
+		op := strings.TrimRight(part, "0123456789.v")
+		want, err := version.ParseSemantic(strings.TrimPrefix(part[len(op):], "v"))
+		if err != nil {
+			return false, fmt.Errorf("versions %q: %q is not a release like >=1.32.0", constraint, part)
+		}
+		c, err := sv.Compare(want.String())
+		if err != nil {
+			return false, err
+		}
+		ok := map[string]bool{">=": c >= 0, ">": c > 0, "<=": c <= 0, "<": c < 0, "=": c == 0, "": c == 0}
+		res, known := ok[op]
+		if !known {
+			return false, fmt.Errorf("versions %q: operator %q (use >=, >, <=, <, =)", constraint, op)
+		}
+		if !res {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Load reads every *.yaml scenario of fsys, validating each; errors name the
+// file and field.
+func Load(fsys fs.FS) ([]*Scenario, error) {
+	files, err := fs.Glob(fsys, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var out []*Scenario
+	names := map[string]string{}
+	var errs []string
+	for _, f := range files {
+		data, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		for i, doc := range bytes.Split(data, []byte("\n---\n")) {
+			if len(bytes.TrimSpace(doc)) == 0 {
+				continue
+			}
+			s, err := Parse(doc)
+			where := f
+			if i > 0 {
+				where = fmt.Sprintf("%s (document %d)", f, i+1)
+			}
+			if err != nil {
+				errs = append(errs, where+": "+err.Error())
+				continue
+			}
+			if prev, dup := names[s.Name]; dup {
+				errs = append(errs, fmt.Sprintf("%s: scenario name %q is also used in %s", where, s.Name, prev))
+				continue
+			}
+			names[s.Name] = where
+			s.File = path.Base(f)
+			out = append(out, s)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid scenarios:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return out, nil
+}
+
+// Parse reads one scenario document (unknown fields are errors) and validates it.
+func Parse(doc []byte) (*Scenario, error) {
+	var s Scenario
+	if err := yaml.UnmarshalStrict(doc, &s); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Validate reports the first thing wrong, naming the field and what is allowed.
+func (s *Scenario) Validate() error {
+	if s.Name == "" || strings.ContainsAny(s.Name, " /") {
+		return fmt.Errorf("name %q: give a name of letters, digits and dashes", s.Name)
+	}
+	if len(s.Features) == 0 {
+		return fmt.Errorf("%s: features: name at least one of %v", s.Name, Features)
+	}
+	for _, f := range s.Features {
+		if !contains(Features, f) {
+			return fmt.Errorf("%s: features: %q is not one of %v", s.Name, f, Features)
+		}
+	}
+	if _, err := Applies(s.Versions, "v1.31.0"); err != nil {
+		return fmt.Errorf("%s: %w", s.Name, err)
+	}
+	if _, err := s.Pods.Behavior(); err != nil {
+		return fmt.Errorf("%s: pods: %w", s.Name, err)
+	}
+	if ptr.Deref(s.Job.Parallelism, 1) < 0 || ptr.Deref(s.Job.Completions, 1) < 0 {
+		return fmt.Errorf("%s: job: parallelism and completions must not be negative", s.Name)
+	}
+	if len(s.Steps) == 0 {
+		return fmt.Errorf("%s: steps: give at least one await (what the run must reach)", s.Name)
+	}
+	for i, st := range s.Steps {
+		where := fmt.Sprintf("%s: steps[%d]", s.Name, i)
+		if (st.Await == nil) == (st.Act == nil) {
+			return fmt.Errorf("%s: give exactly one of await or act", where)
+		}
+		if _, err := Applies(st.Versions, "v1.31.0"); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if st.Act != nil {
+			if !contains(actionKinds, st.Act.Kind) {
+				return fmt.Errorf("%s: act.kind %q is not one of %v", where, st.Act.Kind, actionKinds)
+			}
+			if st.Act.Kind == ActSetGate && (st.Act.Gate == "" || (st.Act.Status != corev1.ConditionTrue && st.Act.Status != corev1.ConditionFalse)) {
+				return fmt.Errorf("%s: setGate needs gate and status True or False", where)
+			}
+			if st.Act.Kind == ActScale && st.Act.Parallelism == nil && st.Act.Completions == nil {
+				return fmt.Errorf("%s: scale needs parallelism or completions", where)
+			}
+		}
+		if st.Await != nil {
+			for _, c := range append(append([]string(nil), st.Await.Conditions...), st.Await.NotConditions...) {
+				t, _, _ := strings.Cut(c, "/")
+				if !contains(conditionTypes, t) {
+					return fmt.Errorf("%s: condition %q is not one of %v (optionally /Reason)", where, c, conditionTypes)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+var conditionTypes = []string{
+	string(batchv1.JobFailureTarget), string(batchv1.JobFailed), string(batchv1.JobSuccessCriteriaMet),
+	string(batchv1.JobComplete), string(batchv1.JobSuspended),
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Matches tells whether a Job status matches the pattern, and if not, why.
+func (p StatusPattern) Matches(s batchv1.JobStatus) (bool, string) {
+	if p.Empty {
+		empty := s.Active == 0 && s.Succeeded == 0 && s.Failed == 0 && s.StartTime == nil && len(s.Conditions) == 0 &&
+			s.Ready == nil && s.Terminating == nil && s.UncountedTerminatedPods == nil && s.CompletedIndexes == ""
+		if !empty {
+			return false, "status is not empty"
+		}
+	}
+	num := func(name string, want *int32, got int32) string {
+		if want != nil && *want != got {
+			return fmt.Sprintf("%s=%d, want %d", name, got, *want)
+		}
+		return ""
+	}
+	for _, miss := range []string{
+		num("active", p.Active, s.Active),
+		num("ready", p.Ready, ptr.Deref(s.Ready, 0)),
+		num("terminating", p.Terminating, ptr.Deref(s.Terminating, 0)),
+		num("succeeded", p.Succeeded, s.Succeeded),
+		num("failed", p.Failed, s.Failed),
+	} {
+		if miss != "" {
+			return false, miss
+		}
+	}
+	if p.Terminating != nil && s.Terminating == nil {
+		return false, "terminating is not reported"
+	}
+	if p.CompletedIndexes != nil && *p.CompletedIndexes != s.CompletedIndexes {
+		return false, fmt.Sprintf("completedIndexes=%q, want %q", s.CompletedIndexes, *p.CompletedIndexes)
+	}
+	if p.FailedIndexes != nil && *p.FailedIndexes != ptr.Deref(s.FailedIndexes, "") {
+		return false, fmt.Sprintf("failedIndexes=%q, want %q", ptr.Deref(s.FailedIndexes, ""), *p.FailedIndexes)
+	}
+	for _, c := range p.Conditions {
+		if !hasCondition(s, c) {
+			return false, "no condition " + c
+		}
+	}
+	for _, c := range p.NotConditions {
+		if hasCondition(s, c) {
+			return false, "unexpected condition " + c
+		}
+	}
+	return true, ""
+}
+
+func hasCondition(s batchv1.JobStatus, spec string) bool {
+	t, reason, withReason := strings.Cut(spec, "/")
+	for _, c := range s.Conditions {
+		if string(c.Type) == t && c.Status == corev1.ConditionTrue && (!withReason || c.Reason == reason) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,101 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+const valid = `
+name: ok
+description: d
+features: [podReplacementPolicy]
+job: {parallelism: 1, completions: 1, podReplacementPolicy: Failed}
+pods: {run: 2s, exitCode: 1, sigterm: {delay: 5s}, byIndex: {"1": {run: forever}}}
+steps:
+- await: {active: 1, conditions: [FailureTarget/BackoffLimitExceeded]}
+- act: {kind: deletePod, index: 0}
+  versions: ">=1.32.0"
+`
+
+func TestParseValid(t *testing.T) {
+	s, err := Parse([]byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *s.Job.PodReplacementPolicy != batchv1.Failed || s.Steps[1].Act.Kind != ActDeletePod || *s.Steps[1].Act.Index != 0 {
+		t.Fatalf("parsed %+v", s)
+	}
+	b, err := s.Pods.Behavior()
+	if err != nil || b.SIGTERMDelay.Seconds() != 5 || b.ByIndex[1].Run != nil {
+		t.Fatalf("behaviour %+v, %v", b, err)
+	}
+}
+
+func TestParseErrorsSayWhatAndWhere(t *testing.T) {
+	cases := map[string]string{
+		"unknown field":     strings.Replace(valid, "description: d", "descripton: d", 1),
+		"unknown feature":   strings.Replace(valid, "[podReplacementPolicy]", "[speed]", 1),
+		"bad action":        strings.Replace(valid, "kind: deletePod", "kind: explode", 1),
+		"bad condition":     strings.Replace(valid, "FailureTarget/Backoff", "Finished/Backoff", 1),
+		"bad duration":      strings.Replace(valid, "run: 2s", "run: two seconds", 1),
+		"bad version":       strings.Replace(valid, ">=1.32.0", "~>1.32", 1),
+		"no steps":          valid[:strings.Index(valid, "steps:")],
+		"await and act":     strings.Replace(valid, "- act: {kind: deletePod, index: 0}", "- act: {kind: deletePod}\n  await: {active: 1}", 1),
+		"exit code forever": strings.Replace(valid, "run: 2s, exitCode: 1", "exitCode: 1", 1),
+	}
+	want := map[string]string{
+		"unknown field": "descripton", "unknown feature": `"speed" is not one of`, "bad action": `act.kind "explode"`,
+		"bad condition": `condition "Finished/BackoffLimitExceeded"`, "bad duration": "run \"two seconds\"",
+		"bad version": "~>1.32", "no steps": "steps:", "await and act": "exactly one of await or act",
+		"exit code forever": "needs a finite run",
+	}
+	for name, doc := range cases {
+		_, err := Parse([]byte(doc))
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), want[name]) {
+			t.Errorf("%s: error %q does not mention %q", name, err, want[name])
+		}
+	}
+}
+
+func TestApplies(t *testing.T) {
+	for _, c := range []struct {
+		constraint, v string
+		want          bool
+	}{
+		{"", "v1.31.0", true}, {">=1.32.0", "v1.31.14", false}, {">=1.32.0", "v1.37.1", true},
+		{">=1.31.0 <1.34.0", "v1.34.3", false}, {">=1.31.0, <1.34.0", "v1.33.13", true}, {"=1.34.4", "v1.34.4", true},
+	} {
+		got, err := Applies(c.constraint, c.v)
+		if err != nil || got != c.want {
+			t.Errorf("Applies(%q, %s) = %v, %v; want %v", c.constraint, c.v, got, err, c.want)
+		}
+	}
+}
+
+func TestStatusPattern(t *testing.T) {
+	s := batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1), Terminating: ptr.To[int32](0),
+		Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded"}}}
+	if ok, why := (StatusPattern{Active: ptr.To[int32](1), Conditions: []string{"FailureTarget/DeadlineExceeded"}}).Matches(s); !ok {
+		t.Errorf("should match: %s", why)
+	}
+	if ok, why := (StatusPattern{Conditions: []string{"FailureTarget/BackoffLimitExceeded"}}).Matches(s); ok || !strings.Contains(why, "no condition") {
+		t.Errorf("reason must matter: %v %s", ok, why)
+	}
+	if ok, _ := (StatusPattern{NotConditions: []string{"FailureTarget"}}).Matches(s); ok {
+		t.Error("notConditions ignored")
+	}
+	if ok, why := (StatusPattern{Terminating: ptr.To[int32](0)}).Matches(batchv1.JobStatus{}); ok || why != "terminating is not reported" {
+		t.Errorf("an unreported terminating must not match 0: %v %q", ok, why)
+	}
+	if ok, _ := (StatusPattern{Empty: true}).Matches(batchv1.JobStatus{}); !ok {
+		t.Error("empty status")
+	}
+}

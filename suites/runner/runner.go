@@ -1,0 +1,345 @@
+// Package runner runs one scenario against one Job controller on a cluster:
+// it creates the Job in a fresh namespace, records everything, walks the
+// steps, lets the cluster settle and checks every invariant over the timeline.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/invariants"
+	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/suites/kube"
+	"github.com/jobconform/jobconform/suites/recorder"
+)
+
+// JobName is the name of every scenario's Job (each runs in its own namespace).
+const JobName = "job"
+
+// AbsentManager is the spec.managedBy of managedBy-silence scenarios: nothing answers to it.
+const AbsentManager = "jobconform.io/absent-controller"
+
+// Controller is a Job controller under test.
+type Controller struct {
+	// Name appears in spec names and reports: builtin, reference, or the user's.
+	Name string
+	// ManagedBy is written into each Job's spec.managedBy (nil: the built-in's Jobs).
+	ManagedBy *string
+	// Finalizer is the controller's pod tracking finalizer.
+	Finalizer string
+}
+
+// BuiltIn is kube-controller-manager's Job controller.
+var BuiltIn = Controller{Name: "builtin", Finalizer: batchv1.JobTrackingFinalizer}
+
+// Reference is jobconform's reference controller.
+var Reference = Controller{Name: "reference", ManagedBy: ptr.To(controller.DefaultName), Finalizer: controller.TrackingFinalizer}
+
+// StepResult is what happened at one step.
+type StepResult struct {
+	Index   int
+	What    string
+	OK      bool
+	Skipped bool
+	Message string
+	Time    time.Time
+}
+
+// Result is one scenario run.
+type Result struct {
+	Scenario   string
+	Controller string
+	Version    string
+	Namespace  string
+	// Skipped says why the scenario did not apply (version).
+	Skipped    string
+	Steps      []StepResult
+	Invariants []invariants.Result
+	Timeline   timeline.Timeline
+	Start, End time.Time
+	// Err is a failure of the harness, not of the controller (API errors...).
+	Err error
+}
+
+// Failures lists every broken step and invariant, for a verdict and a report.
+func (r *Result) Failures() []string {
+	var out []string
+	if r.Err != nil {
+		out = append(out, "harness error: "+r.Err.Error())
+	}
+	for _, s := range r.Steps {
+		if !s.OK && !s.Skipped {
+			out = append(out, fmt.Sprintf("step %d (%s): %s", s.Index, s.What, s.Message))
+		}
+	}
+	for _, inv := range r.Invariants {
+		for _, v := range inv.Violations {
+			out = append(out, "invariant "+v.String())
+		}
+	}
+	return out
+}
+
+// Run runs s against c on the cluster client reaches, whose Kubernetes release is version.
+func Run(ctx context.Context, client kubernetes.Interface, version string, s *scenarios.Scenario, c Controller) *Result {
+	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now()}
+	defer func() { r.End = time.Now() }()
+	ok, err := scenarios.Applies(s.Versions, version)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if !ok {
+		r.Skipped = fmt.Sprintf("scenario holds for Kubernetes %s, the cluster runs %s", s.Versions, version)
+		return r
+	}
+	timeout := s.Timeout.Duration
+	if timeout == 0 {
+		timeout = 3 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	ns, err := kube.CreateNamespace(ctx, client, "jc-"+c.Name)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.Namespace = ns
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		_ = kube.DeleteNamespace(cctx, client, ns)
+	}()
+	rec, err := recorder.Start(ctx, client, ns)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	defer func() { rec.Stop(); r.Timeline = rec.Entries() }()
+
+	job, err := buildJob(s, c)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if _, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		r.Err = fmt.Errorf("create the Job: %w", err)
+		return r
+	}
+	for i, st := range s.Steps {
+		res := runStep(ctx, client, ns, rec, i, st, version)
+		r.Steps = append(r.Steps, res)
+		if !res.OK && !res.Skipped {
+			break
+		}
+	}
+	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
+	ictx := invariants.Context{Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now()}
+	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
+	return r
+}
+
+// buildJob renders the scenario's Job for controller c.
+func buildJob(s *scenarios.Scenario, c Controller) (*batchv1.Job, error) {
+	b, err := s.Pods.Behavior()
+	if err != nil {
+		return nil, err
+	}
+	spec := s.Job.DeepCopy()
+	if spec.Template.Spec.RestartPolicy == "" {
+		spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	}
+	b.Apply(&spec.Template)
+	spec.ManagedBy = c.ManagedBy
+	if s.ForeignManagedBy {
+		spec.ManagedBy = ptr.To(AbsentManager)
+	}
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName, Labels: map[string]string{"jobconform.io/scenario": s.Name}}, Spec: *spec}, nil
+}
+
+func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *recorder.Recorder, i int, st scenarios.Step, version string) StepResult {
+	res := StepResult{Index: i, Time: time.Now()}
+	if st.Await != nil {
+		res.What = "await " + describePattern(*st.Await)
+	} else {
+		res.What = "act " + st.Act.Kind
+	}
+	if ok, _ := scenarios.Applies(st.Versions, version); !ok {
+		res.Skipped, res.Message = true, "not a promise of Kubernetes "+version+" (step holds for "+st.Versions+")"
+		return res
+	}
+	if st.Act != nil {
+		if err := act(ctx, client, ns, *st.Act); err != nil {
+			res.Message = err.Error()
+			return res
+		}
+		res.OK = true
+		return res
+	}
+	timeout := st.Timeout.Duration
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	var lastWhy string
+	_, err := rec.WaitFor(ctx, timeout, res.What, func(e recorder.Entry) bool {
+		if e.Kind != "Job" || e.Name != JobName || e.Type == recorder.Deleted {
+			return false
+		}
+		ok, why := st.Await.Matches(e.Job().Status)
+		if !ok {
+			lastWhy = why
+		}
+		return ok
+	})
+	if err != nil {
+		res.Message = fmt.Sprintf("not reached within %s (last status: %s)", timeout, lastWhy)
+		return res
+	}
+	res.OK = true
+	return res
+}
+
+func describePattern(p scenarios.StatusPattern) string {
+	var parts []string
+	add := func(name string, v *int32) {
+		if v != nil {
+			parts = append(parts, fmt.Sprintf("%s=%d", name, *v))
+		}
+	}
+	add("active", p.Active)
+	add("ready", p.Ready)
+	add("terminating", p.Terminating)
+	add("succeeded", p.Succeeded)
+	add("failed", p.Failed)
+	if p.CompletedIndexes != nil {
+		parts = append(parts, "completedIndexes="+*p.CompletedIndexes)
+	}
+	if p.FailedIndexes != nil {
+		parts = append(parts, "failedIndexes="+*p.FailedIndexes)
+	}
+	for _, c := range p.Conditions {
+		parts = append(parts, c)
+	}
+	for _, c := range p.NotConditions {
+		parts = append(parts, "!"+c)
+	}
+	if p.Empty {
+		parts = append(parts, "empty status")
+	}
+	return strings.Join(parts, " ")
+}
+
+// settle waits until nothing changed for quiet, at most max.
+func settle(ctx context.Context, rec *recorder.Recorder, quiet, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) {
+		es := rec.Entries()
+		if len(es) == 0 || time.Since(es[len(es)-1].Time) >= quiet {
+			return
+		}
+		wait := quiet - time.Since(es[len(es)-1].Time)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// act performs one disturbance.
+func act(ctx context.Context, client kubernetes.Interface, ns string, a scenarios.Action) error {
+	switch a.Kind {
+	case scenarios.ActSuspend, scenarios.ActResume:
+		patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, a.Kind == scenarios.ActSuspend)
+		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	case scenarios.ActScale:
+		spec := map[string]any{}
+		if a.Parallelism != nil {
+			spec["parallelism"] = *a.Parallelism
+		}
+		if a.Completions != nil {
+			spec["completions"] = *a.Completions
+		}
+		patch := fmt.Sprintf(`{"spec":%s}`, mustJSON(spec))
+		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}
+	targets, err := targetPods(ctx, client, ns, a)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range targets {
+		switch a.Kind {
+		case scenarios.ActDeletePod:
+			errs = append(errs, client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: a.GracePeriod}))
+		case scenarios.ActEvictPod:
+			errs = append(errs, client.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: ns}}))
+		case scenarios.ActFinishPod:
+			// The kwok stages read the run time again on every change: "0" ends the run now.
+			ann := map[string]string{pods.AnnRunSeconds: "0"}
+			if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
+				ann[pods.AnnRunSeconds+"."+ix] = "0"
+			}
+			patch := fmt.Sprintf(`{"metadata":{"annotations":%s}}`, mustJSON(ann))
+			_, err := client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			errs = append(errs, err)
+		case scenarios.ActSetGate:
+			patch := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":%q,"lastTransitionTime":%q}]}}`, a.Gate, a.Status, time.Now().UTC().Format(time.RFC3339))
+			_, err := client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// targetPods: the running pods of the Job the action names (by index, all,
+// or the first by name).
+func targetPods(ctx context.Context, client kubernetes.Interface, ns string, a scenarios.Action) ([]corev1.Pod, error) {
+	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !kube.IsOwnedBy(&p, JobName) {
+			continue
+		}
+		if a.Index != nil && p.Annotations[batchv1.JobCompletionIndexAnnotation] != fmt.Sprint(*a.Index) {
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no running pod of the Job to act on", a.Kind)
+	}
+	if !a.All {
+		out = out[:1]
+	}
+	return out, nil
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // maps of int32 always marshal
+	}
+	return string(b)
+}
