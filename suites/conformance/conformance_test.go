@@ -34,8 +34,8 @@ import (
 	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/suites/cluster/local"
 	"github.com/jobconform/jobconform/suites/controllers"
-	"github.com/jobconform/jobconform/suites/runner"
 	"github.com/jobconform/jobconform/suites/recorder"
+	"github.com/jobconform/jobconform/suites/runner"
 )
 
 func TestConformance(t *testing.T) {
