@@ -20,9 +20,21 @@ binaries:
 
 comma := ,
 
-## run: the main job — until the conformance suites land, a local cluster runs one KEP-3939 scenario
+# make run also runs the built-in controller of this release (its own expectations).
+RUN_ALSO ?= v1.34.3
+CONFORMANCE := $(GO) test ./suites/conformance -count=1 -timeout 90m -v
+
+## run: the main job — the conformance suite on local clusters: built-in and reference
+## controllers at K8S_VERSION, the built-in at RUN_ALSO; JUnit and JSON in $(ARTIFACTS)
 run:
-	$(JOBCONFORM) demo --k8s-version $(K8S_VERSION)
+	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) --k8s-version $(RUN_ALSO)
+	@mkdir -p $(ARTIFACTS)/$(K8S_VERSION) $(ARTIFACTS)/$(RUN_ALSO)
+	@status=0; \
+	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(CONFORMANCE) -args -ginkgo.no-color \
+	  -ginkgo.junit-report=$(ARTIFACTS)/$(K8S_VERSION)/junit.xml -ginkgo.json-report=$(ARTIFACTS)/$(K8S_VERSION)/report.json || status=1; \
+	JOBCONFORM_K8S_VERSION=$(RUN_ALSO) JOBCONFORM_CONTROLLERS=builtin $(CONFORMANCE) -args -ginkgo.no-color \
+	  -ginkgo.junit-report=$(ARTIFACTS)/$(RUN_ALSO)/junit.xml -ginkgo.json-report=$(ARTIFACTS)/$(RUN_ALSO)/report.json || status=1; \
+	echo "reports: $(ARTIFACTS)/$(K8S_VERSION) $(ARTIFACTS)/$(RUN_ALSO)"; exit $$status
 
 ## test: unit and integration tests (integration specs start real local clusters)
 test: vet binaries

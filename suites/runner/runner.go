@@ -310,8 +310,8 @@ func act(ctx context.Context, client kubernetes.Interface, ns string, a scenario
 	return errors.Join(errs...)
 }
 
-// targetPods: the running pods of the Job the action names (by index, all,
-// or the first by name).
+// targetPods: the pods of the Job the action names (by index, all, or the
+// first listed): running ones, or for setGate any that is not finished.
 func targetPods(ctx context.Context, client kubernetes.Interface, ns string, a scenarios.Action) ([]corev1.Pod, error) {
 	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -319,7 +319,12 @@ func targetPods(ctx context.Context, client kubernetes.Interface, ns string, a s
 	}
 	var out []corev1.Pod
 	for _, p := range list.Items {
-		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !kube.IsOwnedBy(&p, JobName) {
+		if kube.PodTerminal(&p) || p.DeletionTimestamp != nil || !kube.IsOwnedBy(&p, JobName) {
+			continue
+		}
+		// A readiness gate can be set on a pod that has not started; the
+		// other actions need a running process.
+		if a.Kind != scenarios.ActSetGate && p.Status.Phase != corev1.PodRunning {
 			continue
 		}
 		if a.Index != nil && p.Annotations[batchv1.JobCompletionIndexAnnotation] != fmt.Sprint(*a.Index) {
@@ -328,7 +333,7 @@ func targetPods(ctx context.Context, client kubernetes.Interface, ns string, a s
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no running pod of the Job to act on", a.Kind)
+		return nil, fmt.Errorf("%s: no pod of the Job to act on", a.Kind)
 	}
 	if !a.All {
 		out = out[:1]

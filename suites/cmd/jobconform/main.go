@@ -21,7 +21,6 @@ const usage = `jobconform: a conformance and chaos harness for Kubernetes Job co
 Usage:
   jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries
   jobconform cluster [flags]                    run a local cluster until interrupted
-  jobconform demo    [flags]                    local cluster + one KEP-3939 Job scenario
 
 Run "jobconform <command> -h" for a command's flags.
 `
@@ -39,8 +38,6 @@ func main() {
 		err = build(ctx, os.Args[2:])
 	case "cluster":
 		err = cluster(ctx, os.Args[2:])
-	case "demo":
-		err = demo(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return
