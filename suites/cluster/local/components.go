@@ -173,15 +173,8 @@ func (c *Cluster) args(comp Component, st componentState) []string {
 			"--cert-dir="+filepath.Join(c.stateDir, "apiserver"),
 		)
 	case ControllerManager:
-		kc := filepath.Join(c.stateDir, "kube-controller-manager.kubeconfig")
-		a = append(serving,
-			"--kubeconfig="+kc,
-			"--authentication-kubeconfig="+kc,
-			"--authorization-kubeconfig="+kc,
+		a = append(c.controlLoopArgs(serving, "kube-controller-manager.kubeconfig"),
 			"--client-ca-file="+pk(caCert),
-			// Health and metrics are read without credentials by the harness.
-			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-			"--leader-elect=false",
 			"--use-service-account-credentials=true",
 			"--service-account-private-key-file="+pk(saKey),
 			"--root-ca-file="+pk(caCert),
@@ -189,23 +182,29 @@ func (c *Cluster) args(comp Component, st componentState) []string {
 			"--cluster-signing-key-file="+pk(caKey),
 			"--kube-api-qps=200",
 			"--kube-api-burst=400",
-			"--profiling=false",
 		)
 	case Scheduler:
-		kc := filepath.Join(c.stateDir, "kube-scheduler.kubeconfig")
-		a = append(serving,
-			"--kubeconfig="+kc,
-			"--authentication-kubeconfig="+kc,
-			"--authorization-kubeconfig="+kc,
-			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-			"--leader-elect=false",
-			"--profiling=false",
-		)
+		a = c.controlLoopArgs(serving, "kube-scheduler.kubeconfig")
 	}
 	if gates != "" {
 		a = append(a, "--feature-gates="+gates)
 	}
 	return append(a, c.cfg.ExtraArgs[comp]...)
+}
+
+// controlLoopArgs are the flags the controller-manager and the scheduler
+// share: their kubeconfig for everything, no leader election (restarts take
+// over at once), health and metrics readable without credentials.
+func (c *Cluster) controlLoopArgs(serving []string, kubeconfig string) []string {
+	kc := filepath.Join(c.stateDir, kubeconfig)
+	return append(serving,
+		"--kubeconfig="+kc,
+		"--authentication-kubeconfig="+kc,
+		"--authorization-kubeconfig="+kc,
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+		"--leader-elect=false",
+		"--profiling=false",
+	)
 }
 
 // waitHealthy polls a component's health endpoint until it answers ok, the
