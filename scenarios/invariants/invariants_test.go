@@ -217,6 +217,16 @@ func TestTerminatingSettles(t *testing.T) {
 	wrong := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
 	wrong.wait(5 * time.Second)
 	expectViolation(t, TerminatingSettles, Context{End: wrong.now}, wrong, "status.terminating=0 but 1 pods were terminating")
+	// Before v1.37 only the end of the run counts: a stale count in a quiet
+	// period that is later corrected passes; a stale count at the end does not.
+	later := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](1) })
+	later.pod("a", failed)
+	later.wait(10 * time.Second)
+	later.status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
+	later.wait(5 * time.Second)
+	expectOK(t, TerminatingSettles, Context{End: later.now, Version: "v1.34.3"}, later)
+	expectViolation(t, TerminatingSettles, Context{End: later.now, Version: "v1.37.1"}, later, "status.terminating=1 but 0 pods")
+	expectViolation(t, TerminatingSettles, Context{End: wrong.now, Version: "v1.34.3"}, wrong, "status.terminating=0 but 1 pods")
 	// Not settled yet (the recording ended 1s later): no verdict.
 	busy := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
 	expectOK(t, TerminatingSettles, Context{End: busy.now.Add(time.Second)}, busy)
