@@ -121,9 +121,28 @@ func (c *Config) setDefaults() error {
 				return err
 			}
 			c.LogDir = filepath.Join(cache, "logs", c.Name+"-"+stamp)
+			pruneLogs(filepath.Join(cache, "logs"), 30)
 		}
 	}
 	return nil
+}
+
+// pruneLogs keeps the newest keep log directories of dir (names sort by time).
+func pruneLogs(dir string, keep int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		ii, _ := entries[i].Info()
+		jj, _ := entries[j].Info()
+		return ii != nil && jj != nil && ii.ModTime().After(jj.ModTime())
+	})
+	for i, e := range entries {
+		if i >= keep && e.IsDir() {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func knownComponent(comp Component) bool {
