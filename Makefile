@@ -44,10 +44,15 @@ test: vet binaries
 unit:
 	$(GO) test -short -count=1 ./...
 
-## bench: start-to-ready of the local provider (median of 5, binaries cached, 3 nodes)
+## bench: start-to-ready of the local provider (median of 5, binaries cached, 3 nodes),
+## then the wall time of the whole catalog against both controllers
 bench:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION)
 	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test -run '^$$' -bench StartToReady -benchtime 5x -count=1 ./suites/cluster/local/
+	@mkdir -p $(ARTIFACTS); start=$$(date +%s); \
+	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test ./suites/conformance -count=1 -timeout 90m > $(ARTIFACTS)/bench-conformance.log 2>&1; status=$$?; \
+	echo "catalog wall time: $$(( $$(date +%s) - start ))s (every scenario, built-in and reference, Kubernetes $(K8S_VERSION); log $(ARTIFACTS)/bench-conformance.log)"; \
+	exit $$status
 
 ## cluster: a local cluster for poking at, until Ctrl-C
 cluster:
