@@ -1,6 +1,6 @@
 module github.com/jobconform/jobconform
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/itchyny/gojq v0.12.20
