@@ -220,7 +220,6 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.state[comp] = &componentState{bins: bins}
 		c.procs[comp] = process.New(string(comp), filepath.Join(cfg.LogDir, string(comp)+".log"))
 	}
-	register(c)
 	if err := c.bringUp(ctx); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("local cluster %q (Kubernetes %s) did not start: %w\ncomponent logs: %s", cfg.Name, cfg.Version, err, cfg.LogDir)
@@ -332,7 +331,6 @@ func (c *Cluster) ComponentPort(comp Component) int { return c.ports[comp] }
 // logs stay in LogDir. It is idempotent and returns the first error.
 func (c *Cluster) Stop() error {
 	c.stop.Do(func() {
-		defer unregister(c)
 		var errs []error
 		stopAll := func(ps []*process.Process) {
 			var wg sync.WaitGroup
