@@ -220,6 +220,32 @@ var _ = Describe("reference controller", Ordered, func() {
 		}
 	}, SpecTimeout(8*time.Minute))
 
+	// The KEP-3939 rollback drill's core: restarted with its gate off, the
+	// controller replaces at once and stops reporting terminating; on again, it reports it.
+	It("restarted with JobPodReplacementPolicy off, behaves as before KEP-3939", func(ctx SpecContext) {
+		Expect(ref.Restart(ctx, map[string]bool{"JobPodReplacementPolicy": false})).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(ref.Restart(ctx, map[string]bool{})).To(Succeed()) })
+		ns, err := kube.CreateNamespace(ctx, client, "gate-off")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) { _ = kube.DeleteNamespace(ctx, client, ns) })
+		rec, err := recorder.Start(ctx, client, ns)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rec.Stop)
+		job := kube.NewJob("gate-off", 1, pods.RunForever().TrapSIGTERM(20*time.Second, 143))
+		job.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+		job.Spec.ManagedBy = ptr.To(controller.DefaultName)
+		_, err = client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		deleteRunningPod(ctx, client, ns, rec)
+		_, err = rec.WaitFor(ctx, time.Minute, "the deleted pod counted failed while it terminates", func(e recorder.Entry) bool {
+			return e.Kind == "Job" && e.Job().Status.Failed == 1
+		})
+		Expect(err).NotTo(HaveOccurred())
+		for _, e := range rec.Of("Job") {
+			Expect(e.Job().Status.Terminating).To(BeNil(), "status.terminating reported with the gate off")
+		}
+	})
+
 	It("wrote no Job status the apiserver rejected as Invalid", func(ctx SpecContext) {
 		m, err := ref.Metrics(ctx)
 		Expect(err).NotTo(HaveOccurred())

@@ -324,9 +324,6 @@ func (c *Cluster) ComponentVersion(comp Component) string {
 	return c.state[comp].bins.Version
 }
 
-// ComponentPort is the 127.0.0.1 port a component serves on (etcd: client port).
-func (c *Cluster) ComponentPort(comp Component) int { return c.ports[comp] }
-
 // Stop ends every process of the cluster and removes its state directory; the
 // logs stay in LogDir. It is idempotent and returns the first error.
 func (c *Cluster) Stop() error {

@@ -13,6 +13,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -266,6 +267,19 @@ var _ = Describe("local provider", func() {
 
 				Expect(c.RestartComponent(ctx, local.ControllerManager, local.WithFeatureGates(map[string]bool{"AllAlpha": false}))).To(Succeed())
 				Expect(local.Args(c, local.ControllerManager)).To(ContainElement(ContainSubstring("AllAlpha=false")))
+
+				By("a crashed scheduler comes back")
+				Expect(c.KillComponent(local.Scheduler)).To(Succeed())
+				Expect(c.StartComponent(ctx, local.Scheduler)).To(Succeed())
+
+				By("a deleted Node object is registered again")
+				Expect(client.CoreV1().Nodes().Delete(ctx, local.NodeName(1, 0), metav1.DeleteOptions{})).To(Succeed())
+				Eventually(func() bool {
+					_, err := client.CoreV1().Nodes().Get(ctx, local.NodeName(1, 0), metav1.GetOptions{})
+					return apierrors.IsNotFound(err)
+				}).WithContext(ctx).WithTimeout(30 * time.Second).Should(BeTrue())
+				Expect(c.RecreateNodes(ctx, 1)).To(Succeed())
+				Expect(c.WaitNodesReady(ctx, time.Minute)).To(Succeed())
 
 				Expect(c.StopNodeGroup(0)).To(Succeed())
 				Expect(c.NodeGroupRunning(0)).To(BeFalse())
