@@ -446,6 +446,9 @@ func TestIndexSet(t *testing.T) {
 	if !s.has(4) || s.has(2) {
 		t.Error("has")
 	}
+	if got := parseIndexes("3,4,7", 10).String(); got != "3,4,7" {
+		t.Errorf("a pair is written as two numbers, as the built-in controller does: %q", got)
+	}
 }
 
 func TestBackoff(t *testing.T) {

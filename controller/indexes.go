@@ -7,7 +7,8 @@ import (
 )
 
 // indexSet is a set of completion indexes kept sorted, rendered the way
-// status.completedIndexes and status.failedIndexes spell it: "1,3-5,7".
+// status.completedIndexes and status.failedIndexes spell it: "1,3-5,7,8" —
+// runs of three or more as a range, a pair as two numbers.
 type indexSet []int
 
 // parseIndexes reads "1,3-5,7", keeping indexes below limit and skipping
@@ -65,7 +66,11 @@ func (s indexSet) String() string {
 			b.WriteByte(',')
 		}
 		b.WriteString(strconv.Itoa(s[i]))
-		if j > i {
+		switch {
+		case j == i+1:
+			b.WriteByte(',')
+			b.WriteString(strconv.Itoa(s[j]))
+		case j > i+1:
 			b.WriteByte('-')
 			b.WriteString(strconv.Itoa(s[j]))
 		}
