@@ -373,11 +373,15 @@ func (c *Controller) deletePod(obj any) {
 	}
 }
 
-// releaseOrphan removes the tracking finalizer from a pod that no live Job of
-// this controller owns any more (its Job was deleted, or released the pod), so
-// the pod can go. The owner is checked with a live read, not the cache.
+// releaseOrphan removes the tracking finalizer from a pod that no running Job
+// of this controller owns any more (its Job was deleted or has finished, or it
+// released the pod), so the pod can go. The owner is checked with a live
+// read, not the cache.
 func (c *Controller) releaseOrphan(pod *corev1.Pod) {
-	if !hasTrackingFinalizer(pod) || c.jobOfPod(pod) != nil {
+	if !hasTrackingFinalizer(pod) {
+		return
+	}
+	if job := c.jobOfPod(pod); job != nil && !jobFinished(job) {
 		return
 	}
 	go func() {
@@ -385,8 +389,8 @@ func (c *Controller) releaseOrphan(pod *corev1.Pod) {
 		defer cancel()
 		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "Job" {
 			job, err := c.client.BatchV1().Jobs(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-			if err == nil && job.UID == ref.UID {
-				return // the owner lives: the cache was behind
+			if err == nil && job.UID == ref.UID && !jobFinished(job) {
+				return // the owner still runs: the cache was behind
 			}
 			if err != nil && !apierrors.IsNotFound(err) {
 				utilruntime.HandleError(fmt.Errorf("checking the owner of pod %s/%s: %w", pod.Namespace, pod.Name, err))

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -529,5 +530,25 @@ func TestEventsAtTerminalConditions(t *testing.T) {
 	}
 	if found != 1 {
 		t.Fatalf("events %q: want %q exactly once, at Failed", got, want)
+	}
+}
+
+func TestReleasesFinalizerOfPodsOfFinishedOrDeletedJobs(t *testing.T) {
+	f := newFixture(t)
+	j := newJob("gone", 1)
+	f.putJob(j)
+	j = f.sync(j)
+	p := f.pods(j)[0]
+	// The Job finishes (as another writer would have it) and a pod still carries the finalizer.
+	j.Status.Conditions = []batchv1.JobCondition{
+		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}, {Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	f.putJob(j)
+	f.c.releaseOrphan(p)
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := f.client.CoreV1().Pods("ns").Get(ctx, p.Name, metav1.GetOptions{})
+		return err == nil && !hasTrackingFinalizer(got), nil
+	})
+	if err != nil {
+		t.Fatal("the pod of a finished Job kept the tracking finalizer")
 	}
 }
