@@ -7,7 +7,8 @@
 // runs one feature. Environment:
 //
 //	JOBCONFORM_K8S_VERSION     Kubernetes release of the local cluster
-//	JOBCONFORM_KUBECONFIG      use this existing cluster instead of a local one
+//	JOBCONFORM_PROVIDER        local (default) or kind (needs Docker and the kindest/node image)
+//	JOBCONFORM_KUBECONFIG      use this existing cluster instead of creating one
 //	JOBCONFORM_CONTROLLERS     comma list of builtin, reference, external (default builtin,reference)
 //	JOBCONFORM_EXTERNAL_MANAGED_BY / JOBCONFORM_EXTERNAL_FINALIZER   the external controller (already running)
 package conformance_test
@@ -32,6 +33,7 @@ import (
 
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/suites/cluster/kind"
 	"github.com/jobconform/jobconform/suites/cluster/local"
 	"github.com/jobconform/jobconform/suites/controllers"
 	"github.com/jobconform/jobconform/suites/recorder"
@@ -54,8 +56,9 @@ var env struct {
 
 // process-1 state, torn down in SynchronizedAfterSuite.
 var (
-	cluster *local.Cluster
-	ref     *controllers.Reference
+	cluster     *local.Cluster
+	kindCluster *kind.Cluster
+	ref         *controllers.Reference
 )
 
 func controllersUnderTest() ([]runner.Controller, error) {
@@ -101,9 +104,16 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	cs, err := controllersUnderTest()
 	Expect(err).NotTo(HaveOccurred())
 	var s shared
-	if kc := os.Getenv("JOBCONFORM_KUBECONFIG"); kc != "" {
-		s.Kubeconfig = kc
-	} else {
+	switch provider := os.Getenv("JOBCONFORM_PROVIDER"); {
+	case os.Getenv("JOBCONFORM_KUBECONFIG") != "":
+		s.Kubeconfig = os.Getenv("JOBCONFORM_KUBECONFIG")
+	case provider == "kind":
+		kindCluster, err = kind.Start(ctx, kind.Config{Version: os.Getenv("JOBCONFORM_K8S_VERSION")})
+		Expect(err).NotTo(HaveOccurred(), "JOBCONFORM_PROVIDER=kind")
+		s.Kubeconfig = kindCluster.Kubeconfig()
+	case provider != "" && provider != "local":
+		Fail(fmt.Sprintf("JOBCONFORM_PROVIDER=%q: use local or kind (or JOBCONFORM_KUBECONFIG for an existing cluster)", provider))
+	default:
 		cluster, err = local.Start(ctx, local.Config{Version: os.Getenv("JOBCONFORM_K8S_VERSION"), Progress: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
 		s.Kubeconfig, s.Version = cluster.Kubeconfig(), cluster.Version()
@@ -148,6 +158,9 @@ var _ = SynchronizedAfterSuite(func() {}, func() {
 	}
 	if cluster != nil {
 		_ = cluster.Stop()
+	}
+	if kindCluster != nil {
+		_ = kindCluster.Stop()
 	}
 })
 
