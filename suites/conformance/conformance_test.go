@@ -10,7 +10,9 @@
 //	JOBCONFORM_PROVIDER        local (default) or kind (needs Docker and the kindest/node image)
 //	JOBCONFORM_KUBECONFIG      use this existing cluster instead of creating one
 //	JOBCONFORM_CONTROLLERS     comma list of builtin, reference, external (default builtin,reference)
-//	JOBCONFORM_EXTERNAL_MANAGED_BY / JOBCONFORM_EXTERNAL_FINALIZER   the external controller (already running)
+//	JOBCONFORM_EXTERNAL_MANAGED_BY / JOBCONFORM_EXTERNAL_FINALIZER   the external controller
+//	JOBCONFORM_EXTERNAL_COMMAND  start it with this shell command (KUBECONFIG set to the cluster's);
+//	                             without it, the external controller must already run
 package conformance_test
 
 import (
@@ -18,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -36,6 +39,7 @@ import (
 	"github.com/jobconform/jobconform/suites/cluster/kind"
 	"github.com/jobconform/jobconform/suites/cluster/local"
 	"github.com/jobconform/jobconform/suites/controllers"
+	"github.com/jobconform/jobconform/suites/process"
 	"github.com/jobconform/jobconform/suites/recorder"
 	"github.com/jobconform/jobconform/suites/runner"
 )
@@ -59,6 +63,7 @@ var (
 	cluster     *local.Cluster
 	kindCluster *kind.Cluster
 	ref         *controllers.Reference
+	external    *process.Process
 )
 
 func controllersUnderTest() ([]runner.Controller, error) {
@@ -134,6 +139,12 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		}
 		Expect(ref.Start(ctx)).To(Succeed())
 	}
+	if cmd := os.Getenv("JOBCONFORM_EXTERNAL_COMMAND"); cmd != "" {
+		external = process.New("external-controller", filepath.Join(os.TempDir(), "jobconform-external-controller.log"))
+		external.SetCommand("/bin/sh", "-c", "KUBECONFIG="+s.Kubeconfig+" exec "+cmd)
+		Expect(external.Start()).To(Succeed())
+		GinkgoWriter.Printf("external controller started: %s (log %s)\n", cmd, external.LogPath)
+	}
 	data, _ := json.Marshal(s)
 	return data
 }, func(ctx SpecContext, data []byte) {
@@ -153,6 +164,9 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 }, NodeTimeout(40*time.Minute))
 
 var _ = SynchronizedAfterSuite(func() {}, func() {
+	if external != nil {
+		_ = external.Stop(10 * time.Second)
+	}
 	if ref != nil {
 		_ = ref.Stop()
 	}

@@ -115,7 +115,7 @@ func Run(ctx context.Context, client kubernetes.Interface, version string, s *sc
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	ns, err := kube.CreateNamespace(ctx, client, "jc-"+c.Name)
+	ns, err := kube.CreateNamespace(ctx, client, namespacePrefix(c.Name))
 	if err != nil {
 		r.Err = err
 		return r
@@ -153,6 +153,25 @@ func Run(ctx context.Context, client kubernetes.Interface, version string, s *sc
 	ictx := invariants.Context{Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now()}
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
 	return r
+}
+
+// namespacePrefix makes a DNS label out of a controller name such as
+// "example.com/my-controller".
+func namespacePrefix(controller string) string {
+	var b strings.Builder
+	b.WriteString("jc-")
+	for _, r := range strings.ToLower(controller) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
 }
 
 // buildJob renders the scenario's Job for controller c.
