@@ -242,7 +242,14 @@ func (c *Controller) updateJob(old, cur any) {
 	if oldJob.UID != curJob.UID { // recreated under the same name: forget the old one
 		c.forgetJob(jobKey(oldJob))
 	}
-	c.enqueue(curJob, 0)
+	// A spec change syncs at once; a status-only change (often our own write)
+	// is batched like pod events, as the built-in controller does — syncing on
+	// our own write at once would act on a cache that lags behind our creations.
+	if curJob.Generation == oldJob.Generation {
+		c.enqueue(curJob, podUpdateBatchPeriod)
+	} else {
+		c.enqueue(curJob, 0)
+	}
 	// A new activeDeadlineSeconds, or a resume, restarts the deadline clock.
 	if curJob.Spec.ActiveDeadlineSeconds != nil && curJob.Status.StartTime != nil && !ptrEqual(oldJob.Spec.ActiveDeadlineSeconds, curJob.Spec.ActiveDeadlineSeconds) {
 		left := time.Duration(*curJob.Spec.ActiveDeadlineSeconds)*time.Second - c.clock.Since(curJob.Status.StartTime.Time)
