@@ -123,13 +123,17 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		Expect(err).NotTo(HaveOccurred())
 		s.Kubeconfig, s.Version = cluster.Kubeconfig(), cluster.Version()
 	}
+	// Controller logs go beside the cluster's, else to $ARTIFACTS.
+	logDir := os.Getenv("ARTIFACTS")
+	if cluster != nil {
+		logDir = cluster.LogDir()
+	}
+	if logDir == "" {
+		logDir = os.TempDir()
+	}
 	if usesReference(cs) {
 		bin, err := controllers.BuildReference(ctx, GinkgoT().TempDir())
 		Expect(err).NotTo(HaveOccurred())
-		logDir := os.TempDir()
-		if cluster != nil {
-			logDir = cluster.LogDir()
-		}
 		ref = &controllers.Reference{Binary: bin, Kubeconfig: s.Kubeconfig, LogDir: logDir}
 		if cluster != nil {
 			client := cluster.Client()
@@ -140,7 +144,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		Expect(ref.Start(ctx)).To(Succeed())
 	}
 	if cmd := os.Getenv("JOBCONFORM_EXTERNAL_COMMAND"); cmd != "" {
-		external = process.New("external-controller", filepath.Join(os.TempDir(), "jobconform-external-controller.log"))
+		Expect(os.MkdirAll(logDir, 0o755)).To(Succeed())
+		external = process.New("external-controller", filepath.Join(logDir, "external-controller.log"))
 		external.SetCommand("/bin/sh", "-c", "KUBECONFIG="+s.Kubeconfig+" exec "+cmd)
 		Expect(external.Start()).To(Succeed())
 		GinkgoWriter.Printf("external controller started: %s (log %s)\n", cmd, external.LogPath)
