@@ -6,6 +6,7 @@ package k8sbin
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -56,4 +57,16 @@ func StagingVersion(v string) string {
 // Minor returns Y of vX.Y.Z; v must have passed ParseVersion.
 func Minor(v string) int {
 	return int(version.MustParseSemantic(v).Minor())
+}
+
+// Resolve is the release to use when v is asked for: v itself, else
+// $JOBCONFORM_K8S_VERSION, else DefaultVersion — parsed by ParseVersion.
+func Resolve(v string) (string, error) {
+	if v == "" {
+		v = os.Getenv(VersionEnv)
+	}
+	if v == "" {
+		v = DefaultVersion
+	}
+	return ParseVersion(v)
 }

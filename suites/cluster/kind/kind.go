@@ -36,10 +36,7 @@ func (c *Config) setDefaults() error {
 	if c.Name == "" {
 		c.Name = "jobconform"
 	}
-	if c.Version == "" {
-		c.Version = k8sbin.DefaultVersion
-	}
-	v, err := k8sbin.ParseVersion(c.Version)
+	v, err := k8sbin.Resolve(c.Version)
 	if err != nil {
 		return err
 	}
