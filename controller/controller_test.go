@@ -161,6 +161,18 @@ func (f *fixture) sync(j *batchv1.Job) *batchv1.Job {
 	return f.refreshJob(j)
 }
 
+// startAndTerminateFirstPod creates j's pods, starts deleting the first one
+// (it keeps running its SIGTERM trap) and syncs again.
+func (f *fixture) startAndTerminateFirstPod(j *batchv1.Job) (*batchv1.Job, *corev1.Pod) {
+	f.t.Helper()
+	f.putJob(j)
+	j = f.sync(j)
+	p := f.pods(j)[0]
+	terminate(p, f.now)
+	f.setPod(p)
+	return f.sync(j), p
+}
+
 func finish(p *corev1.Pod, phase corev1.PodPhase, at time.Time) {
 	p.Status.Phase = phase
 	code := int32(0)
@@ -283,12 +295,7 @@ func TestCompletionIsDeferredAndAccountedOnce(t *testing.T) {
 func TestReplacementPolicyFailedWaitsForTerminatingPod(t *testing.T) {
 	f := newFixture(t)
 	j := newJob("prp", 1, func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) })
-	f.putJob(j)
-	j = f.sync(j)
-	p := f.pods(j)[0]
-	terminate(p, f.now)
-	f.setPod(p)
-	j = f.sync(j)
+	j, p := f.startAndTerminateFirstPod(j)
 	if got := statusCounts(j); got != (counts{0, 0, 1, 0, 0}) {
 		t.Fatalf("while terminating: %+v, want active=0 terminating=1 failed=0", got)
 	}
@@ -314,13 +321,7 @@ func TestReplacementPolicyFailedWaitsForTerminatingPod(t *testing.T) {
 
 func TestTerminatingOrFailedCountsTheTerminatingPod(t *testing.T) {
 	f := newFixture(t)
-	j := newJob("tof", 1)
-	f.putJob(j)
-	j = f.sync(j)
-	p := f.pods(j)[0]
-	terminate(p, f.now)
-	f.setPod(p)
-	j = f.sync(j)
+	j, _ := f.startAndTerminateFirstPod(newJob("tof", 1))
 	if got := statusCounts(j); got != (counts{0, 0, 1, 0, 1}) {
 		t.Fatalf("while terminating: %+v, want terminating=1 failed=1", got)
 	}
@@ -337,12 +338,7 @@ func TestTerminatingOrFailedCountsTheTerminatingPod(t *testing.T) {
 func TestGateOffRestoresPreKEPBehaviour(t *testing.T) {
 	f := newFixture(t, "JobPodReplacementPolicy=false")
 	j := newJob("nogate", 1, func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) })
-	f.putJob(j)
-	j = f.sync(j)
-	p := f.pods(j)[0]
-	terminate(p, f.now)
-	f.setPod(p)
-	j = f.sync(j)
+	j, p := f.startAndTerminateFirstPod(j)
 	if j.Status.Terminating != nil {
 		t.Fatalf("status.terminating = %d with the gate off, want unset", *j.Status.Terminating)
 	}
