@@ -338,7 +338,7 @@ func TestTerminatingOrFailedCountsTheTerminatingPod(t *testing.T) {
 func TestGateOffRestoresPreKEPBehaviour(t *testing.T) {
 	f := newFixture(t, "JobPodReplacementPolicy=false")
 	j := newJob("nogate", 1, func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) })
-	j, p := f.startAndTerminateFirstPod(j)
+	j, _ = f.startAndTerminateFirstPod(j)
 	if j.Status.Terminating != nil {
 		t.Fatalf("status.terminating = %d with the gate off, want unset", *j.Status.Terminating)
 	}
