@@ -22,7 +22,19 @@ comma := ,
 
 # make run also runs the built-in controller of this release (its own expectations).
 RUN_ALSO ?= v1.34.3
-CONFORMANCE := $(GO) test ./suites/conformance -count=1 -timeout 90m -v
+# Scenarios run in parallel Ginkgo processes against one cluster (a namespace each);
+# they mostly wait on SIGTERM traps and backoffs, so more processes than cores pay off.
+PROCS  ?= 6
+GINKGO := $(GO) tool ginkgo
+# The suites that judge controllers; SUITE_FLAGS adds Ginkgo flags, e.g.
+# SUITE_FLAGS=--label-filter=podReplacementPolicy
+SUITES ?= ./suites/conformance
+SUITE_FLAGS ?=
+# ginkgo-suites VERSION CONTROLLERS OUTDIR: the suites on one local cluster, reports in OUTDIR.
+define ginkgo-suites
+JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONTROLLERS=$(2) $(GINKGO) -p --procs=$(PROCS) --no-color --timeout=90m \
+  --output-dir=$(3) --junit-report=junit.xml --json-report=report.json $(SUITE_FLAGS) $(SUITES)
+endef
 
 ## run: the main job — the conformance suite on local clusters: built-in and reference
 ## controllers at K8S_VERSION, the built-in at RUN_ALSO; JUnit and JSON in $(ARTIFACTS)
@@ -30,28 +42,32 @@ run:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) --k8s-version $(RUN_ALSO)
 	@mkdir -p $(ARTIFACTS)/$(K8S_VERSION) $(ARTIFACTS)/$(RUN_ALSO)
 	@status=0; \
-	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(CONFORMANCE) -args -ginkgo.no-color \
-	  -ginkgo.junit-report=$(ARTIFACTS)/$(K8S_VERSION)/junit.xml -ginkgo.json-report=$(ARTIFACTS)/$(K8S_VERSION)/report.json || status=1; \
-	JOBCONFORM_K8S_VERSION=$(RUN_ALSO) JOBCONFORM_CONTROLLERS=builtin $(CONFORMANCE) -args -ginkgo.no-color \
-	  -ginkgo.junit-report=$(ARTIFACTS)/$(RUN_ALSO)/junit.xml -ginkgo.json-report=$(ARTIFACTS)/$(RUN_ALSO)/report.json || status=1; \
+	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/$(K8S_VERSION)) || status=1; \
+	$(call ginkgo-suites,$(RUN_ALSO),builtin,$(ARTIFACTS)/$(RUN_ALSO)) || status=1; \
 	echo "reports: $(ARTIFACTS)/$(K8S_VERSION) $(ARTIFACTS)/$(RUN_ALSO)"; exit $$status
 
-## test: unit and integration tests (integration specs start real local clusters)
+## test: unit and integration tests (integration specs start real local clusters), then
+## the controller suites at K8S_VERSION in parallel processes, as make run runs them
 test: vet binaries
-	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m ./...
+	@mkdir -p $(ARTIFACTS)/test-$(K8S_VERSION)
+	@status=0; \
+	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m \
+	  $$($(GO) list ./... | grep -vE '/suites/(conformance|chaos)$$') || status=1; \
+	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/test-$(K8S_VERSION)) || status=1; \
+	exit $$status
 
 ## unit: only the tests that start no cluster
 unit:
 	$(GO) test -short -count=1 ./...
 
 ## bench: start-to-ready of the local provider (median of 5, binaries cached, 3 nodes),
-## then the wall time of the whole catalog against both controllers
+## then the wall time of the whole catalog against both controllers (PROCS processes)
 bench:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION)
 	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test -run '^$$' -bench StartToReady -benchtime 5x -count=1 ./suites/cluster/local/
-	@mkdir -p $(ARTIFACTS); start=$$(date +%s); \
-	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test ./suites/conformance -count=1 -timeout 90m > $(ARTIFACTS)/bench-conformance.log 2>&1; status=$$?; \
-	echo "catalog wall time: $$(( $$(date +%s) - start ))s (every scenario, built-in and reference, Kubernetes $(K8S_VERSION); log $(ARTIFACTS)/bench-conformance.log)"; \
+	@mkdir -p $(ARTIFACTS)/bench; start=$$(date +%s); \
+	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/bench) > $(ARTIFACTS)/bench/conformance.log 2>&1; status=$$?; \
+	echo "catalog wall time: $$(( $$(date +%s) - start ))s ($$(grep -hoE '^Ran [0-9]+ of [0-9]+ Specs' $(ARTIFACTS)/bench/conformance.log), built-in and reference, Kubernetes $(K8S_VERSION), $(PROCS) processes; log $(ARTIFACTS)/bench/conformance.log)"; \
 	exit $$status
 
 ## cluster: a local cluster for poking at, until Ctrl-C

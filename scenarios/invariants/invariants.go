@@ -83,9 +83,11 @@ var All = []Invariant{
 	TerminalAfterTarget,
 	TerminalOnlyWhenPodsTerminal,
 	ReplacementWaitsUnderFailed,
+	ReplacementTiming,
 	TerminatingSettles,
 	FinalizerReleased,
 	ManagedBySilence,
+	DelegationRespected,
 }
 
 // CheckAll evaluates every invariant.
@@ -480,6 +482,55 @@ var ManagedBySilence = Invariant{
 		for _, e := range t.Of("Pod") {
 			if ref := metav1.GetControllerOf(e.Pod()); ref != nil && ref.UID == jobUID && e.Type == timeline.Added {
 				out = append(out, violation("managedby-silence", e, "pod %s created for the Job", e.Name))
+				break
+			}
+		}
+		return out
+	},
+}
+
+// BuiltInManager is the field manager of the built-in controller's writes.
+const BuiltInManager = "kube-controller-manager"
+
+// builtInWrote tells whether managedFields record a write of the built-in
+// controller manager to the status subresource (status) or to the object
+// itself. Pods are judged by the latter only: other controllers of
+// kube-controller-manager (PodGC, taint eviction) rightly write pod status.
+func builtInWrote(fields []metav1.ManagedFieldsEntry, status bool) bool {
+	for _, f := range fields {
+		if f.Manager == BuiltInManager && (f.Subresource == "status") == status {
+			return true
+		}
+	}
+	return false
+}
+
+// DelegationRespected: a Job whose spec.managedBy names another controller is
+// never written by the built-in one — neither its status nor its pods, as the
+// objects' managedFields tell (KEP-4368). This holds for every run of the
+// reference or an external controller, not only for the foreign-manager scenario.
+var DelegationRespected = Invariant{
+	Name:        "delegation-respected",
+	Description: "the built-in controller writes neither the status nor the pods of a Job managed by another controller (managedFields)",
+	Since:       "v1.32.0",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		var jobUID types.UID
+		for _, e := range jobEntries(ctx, t) {
+			j := e.Job()
+			if j.Spec.ManagedBy == nil || *j.Spec.ManagedBy == batchv1.JobControllerName {
+				return nil
+			}
+			jobUID = j.UID
+			if builtInWrote(j.ManagedFields, true) {
+				out = append(out, violation("delegation-respected", e, "%s wrote the status of a Job managed by %s", BuiltInManager, *j.Spec.ManagedBy))
+				break
+			}
+		}
+		for _, e := range t.Of("Pod") {
+			p := e.Pod()
+			if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == jobUID && builtInWrote(p.ManagedFields, false) {
+				out = append(out, violation("delegation-respected", e, "%s wrote pod %s of a Job it does not manage", BuiltInManager, p.Name))
 				break
 			}
 		}

@@ -250,3 +250,37 @@ func TestManagedBySilence(t *testing.T) {
 	pods := newBuilder().pod("a", nil)
 	expectViolation(t, ManagedBySilence, Context{ForeignManagedBy: true}, pods, "pod a created")
 }
+
+func TestDelegationRespected(t *testing.T) {
+	delegated := func(j *batchv1.Job) { j.Spec.ManagedBy = ptr.To("example.com/other") }
+	wroteBy := func(manager, sub string) []metav1.ManagedFieldsEntry {
+		return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: sub}}
+	}
+	ok := newBuilder(delegated).status(func(s *batchv1.JobStatus) { s.Active = 1 })
+	ok.job.ManagedFields = wroteBy("reference-controller", "status")
+	ok.status(func(s *batchv1.JobStatus) { s.Active = 1 }).pod("a", func(p *corev1.Pod) { p.ManagedFields = wroteBy("reference-controller", "") })
+	expectOK(t, DelegationRespected, Context{}, ok)
+
+	status := newBuilder(delegated)
+	status.job.ManagedFields = wroteBy(BuiltInManager, "status")
+	status.status(func(s *batchv1.JobStatus) { s.Active = 1 })
+	expectViolation(t, DelegationRespected, Context{}, status, "kube-controller-manager wrote the status")
+
+	pod := newBuilder(delegated).pod("a", func(p *corev1.Pod) { p.ManagedFields = wroteBy(BuiltInManager, "") })
+	expectViolation(t, DelegationRespected, Context{}, pod, "wrote pod a")
+
+	// The built-in writing its own Jobs is no violation.
+	own := newBuilder()
+	own.job.ManagedFields = wroteBy(BuiltInManager, "status")
+	own.status(func(s *batchv1.JobStatus) { s.Active = 1 })
+	expectOK(t, DelegationRespected, Context{}, own)
+}
+
+func TestDelegationRespectedAllowsPodGC(t *testing.T) {
+	// PodGC marking a pod of a lost node Failed writes its status as kube-controller-manager.
+	b := newBuilder(func(j *batchv1.Job) { j.Spec.ManagedBy = ptr.To("example.com/other") }).
+		pod("a", func(p *corev1.Pod) {
+			p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: BuiltInManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status"}}
+		})
+	expectOK(t, DelegationRespected, Context{}, b)
+}

@@ -1,0 +1,139 @@
+package invariants
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// The built-in controller's pod-failure backoff (pkg/controller/job):
+// 10s doubled per failure since the last success, at most 10 minutes.
+const (
+	BackoffBase = 10 * time.Second
+	BackoffMax  = 10 * time.Minute
+)
+
+// ReplacementTolerance is added to the expected backoff for the upper bound:
+// the controllers batch pod events for 1s, timestamps have 1s resolution and
+// a sync plus a pod creation take a moment on a loaded machine.
+var ReplacementTolerance = 5 * time.Second
+
+// Backoff is the delay before replacing a pod after n failures (n ≥ 1).
+func Backoff(n int) time.Duration {
+	d := BackoffBase
+	for i := 1; i < n && d < BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, BackoffMax)
+}
+
+// ReplacementTiming: every replaced pod is replaced within the expected
+// backoff plus ReplacementTolerance of the moment the policy allows it — its
+// deletion under TerminatingOrFailed, its terminal phase (or removal) under
+// Failed — and, for Indexed Jobs, not before that moment. The expected backoff
+// counts every failure of the Job up to then, never fewer than the
+// controller's own count, so the bound is never tighter than upstream's.
+// Replacements that are not due (the Job is suspended, targeted for a terminal
+// condition, rescaled, or needs no more pods) are not timed; a replacement
+// that never comes is left to the scenario's awaits, which then time out.
+var ReplacementTiming = Invariant{
+	Name:        "replacement-timing",
+	Description: "a failed or deleted pod is replaced after the policy allows it and within the expected backoff plus a tolerance",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		type due struct {
+			pod    *corev1.Pod
+			at     timeline.Entry // when the policy allowed the replacement
+			failed int            // the Job's failures so far, this one included
+		}
+		var out []Violation
+		var pending []due // in order of at
+		seen := map[types.UID]bool{}
+		failures := 0
+		var jobSpec *batchv1.JobSpec
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			if after.job == nil {
+				return
+			}
+			j := after.job
+			if e.Kind == "Job" {
+				if jobSpec != nil && (ptr.Deref(jobSpec.Parallelism, 1) != ptr.Deref(j.Spec.Parallelism, 1) ||
+					ptr.Deref(jobSpec.Completions, -1) != ptr.Deref(j.Spec.Completions, -1)) {
+					pending = nil // rescaled: what is due changed
+				}
+				spec := j.Spec
+				jobSpec = &spec
+				if !replacing(j) {
+					pending = nil
+				}
+				return
+			}
+			p := e.Pod()
+			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID {
+				return
+			}
+			if _, known := before.pods[p.UID]; e.Type == timeline.Added && !known {
+				// A new pod stands for the earliest due pod (of its index).
+				for i, d := range pending {
+					if indexOf(d.pod) != indexOf(p) {
+						continue
+					}
+					pending = append(pending[:i], pending[i+1:]...)
+					bound := Backoff(d.failed) + ReplacementTolerance
+					if took := e.Time.Sub(d.at.Time); took > bound {
+						out = append(out, violation("replacement-timing", e, "pod %s replaced %s %s after %s (bound: backoff %s after %d failures + %s)",
+							p.Name, d.pod.Name, took.Round(100*time.Millisecond), d.at.Time.Format("15:04:05.000"), Backoff(d.failed), d.failed, ReplacementTolerance))
+					}
+					break
+				}
+				// Indexed: not before the predecessor is replaceable.
+				if ix := indexOf(p); ix != "" {
+					for _, q := range before.podsOf(j.UID) {
+						if indexOf(q) == ix && !podTerminal(q) && q.DeletionTimestamp == nil {
+							out = append(out, violation("replacement-timing", e, "pod %s of index %s created while %s of that index runs and is not being deleted", p.Name, ix, q.Name))
+						}
+					}
+				}
+				return
+			}
+			if seen[p.UID] {
+				return
+			}
+			gone := e.Type == timeline.Deleted && p.Status.Phase != corev1.PodSucceeded
+			if !gone && !replaceable(j, p) {
+				return
+			}
+			seen[p.UID] = true
+			failures++
+			if replacing(j) {
+				pending = append(pending, due{pod: p, at: e, failed: failures})
+			}
+		})
+		return out
+	},
+}
+
+// replacing tells whether the Job is in a state where its controller replaces
+// failed pods: not suspended, not on its way to a terminal condition.
+func replacing(j *batchv1.Job) bool {
+	return !ptr.Deref(j.Spec.Suspend, false) && hasCond(j.Status, batchv1.JobSuspended) == nil &&
+		hasCond(j.Status, batchv1.JobFailureTarget) == nil && hasCond(j.Status, batchv1.JobSuccessCriteriaMet) == nil &&
+		finished(j.Status) == nil
+}
+
+// replaceable tells whether the policy lets the controller replace p now.
+func replaceable(j *batchv1.Job, p *corev1.Pod) bool {
+	if p.Status.Phase == corev1.PodFailed {
+		return true
+	}
+	if p.Status.Phase == corev1.PodSucceeded {
+		return false
+	}
+	return p.DeletionTimestamp != nil && !replacementPolicyFailed(j)
+}
+

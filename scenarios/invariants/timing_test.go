@@ -1,0 +1,92 @@
+package invariants
+
+import (
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestBackoff(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: 10 * time.Second, 2: 20 * time.Second, 4: 80 * time.Second, 7: 10 * time.Minute, 40: 10 * time.Minute} {
+		if got := Backoff(n); got != want {
+			t.Errorf("Backoff(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+func TestReplacementTiming(t *testing.T) {
+	tof := func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed) }
+	failedPolicy := func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) }
+	indexed := func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](2), ptr.To[int32](2)
+	}
+
+	// Deleted under TerminatingOrFailed, replaced after the 10s backoff: in bounds.
+	ok := newBuilder(tof).pod("a", running).pod("a", deleting)
+	ok.wait(10 * time.Second)
+	ok.pod("b", nil)
+	expectOK(t, ReplacementTiming, Context{}, ok)
+
+	// Replaced 30s after the first failure: late.
+	late := newBuilder(tof).pod("a", running).pod("a", deleting)
+	late.wait(30 * time.Second)
+	late.pod("b", nil)
+	expectViolation(t, ReplacementTiming, Context{}, late, "pod b replaced a 30.1s after")
+
+	// Under Failed the clock starts when the pod is terminal, not at its deletion:
+	// 20s of SIGTERM trap, then the replacement 10s later is in bounds.
+	trap := newBuilder(failedPolicy).pod("a", running).pod("a", deleting)
+	trap.wait(20 * time.Second)
+	trap.pod("a", failed)
+	trap.wait(10 * time.Second)
+	trap.pod("b", nil)
+	expectOK(t, ReplacementTiming, Context{}, trap)
+	// ...but 30s after it is not.
+	trapLate := newBuilder(failedPolicy).pod("a", running).pod("a", deleting)
+	trapLate.wait(20 * time.Second)
+	trapLate.pod("a", failed)
+	trapLate.wait(30 * time.Second)
+	trapLate.pod("b", nil)
+	expectViolation(t, ReplacementTiming, Context{}, trapLate, "replaced a 30.1s after")
+
+	// The second failure doubles the bound: 24s after it is fine.
+	second := newBuilder(tof).pod("a", running).pod("a", failed)
+	second.wait(10 * time.Second)
+	second.pod("b", running).pod("b", failed)
+	second.wait(24 * time.Second)
+	second.pod("c", nil)
+	expectOK(t, ReplacementTiming, Context{}, second)
+
+	// Indexed: matched by index; index 1 replaced late even though index 0's
+	// new pod came early.
+	idx := newBuilder(tof, indexed).pod("a0", withIndex("0")).pod("a1", withIndex("1")).
+		pod("a0", running).pod("a1", running).pod("a1", deleting)
+	idx.wait(2 * time.Second)
+	idx.pod("a0", deleting).pod("b0", withIndex("0"))
+	idx.wait(40 * time.Second)
+	idx.pod("b1", withIndex("1"))
+	expectViolation(t, ReplacementTiming, Context{}, idx, "pod b1 replaced a1")
+
+	// Indexed: a second pod of an index whose pod runs on, not deleted.
+	dup := newBuilder(tof, indexed).pod("a0", withIndex("0")).pod("a0", running).pod("b0", withIndex("0"))
+	expectViolation(t, ReplacementTiming, Context{}, dup, "created while a0 of that index runs")
+
+	// Suspended meanwhile: the pods created on resume are not late replacements.
+	susp := newBuilder(tof).pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuspended, "JobSuspended")}
+	})
+	susp.wait(time.Minute)
+	susp.status(func(s *batchv1.JobStatus) { s.Conditions = nil }).pod("b", nil)
+	expectOK(t, ReplacementTiming, Context{}, susp)
+
+	// A pod deleted after FailureTarget is not due for replacement.
+	target := newBuilder(tof).pod("a", running).status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+	}).pod("a", deleting)
+	target.wait(time.Minute)
+	target.pod("b", nil)
+	expectOK(t, ReplacementTiming, Context{}, target)
+}
