@@ -136,4 +136,3 @@ func replaceable(j *batchv1.Job, p *corev1.Pod) bool {
 	}
 	return p.DeletionTimestamp != nil && !replacementPolicyFailed(j)
 }
-
