@@ -70,6 +70,24 @@ type Options struct {
 	Workers int
 	// Clock is for tests; default the real clock.
 	Clock clock.WithTicker
+	// Faults break promises on purpose, so that tests can show the harness
+	// catches a broken controller. Never set them in earnest.
+	Faults Faults
+}
+
+// Faults are deliberate bugs (reference-controller --inject-fault).
+type Faults struct {
+	// ReplaceTerminating creates replacements while pods still terminate, even
+	// under podReplacementPolicy Failed.
+	ReplaceTerminating bool
+	// EarlyTerminal writes Failed/Complete without waiting for terminating pods.
+	EarlyTerminal bool
+}
+
+// FaultNames are the values of --inject-fault.
+var FaultNames = map[string]func(*Faults){
+	"replace-terminating": func(f *Faults) { f.ReplaceTerminating = true },
+	"early-terminal":      func(f *Faults) { f.EarlyTerminal = true },
 }
 
 // Controller reconciles Jobs.

@@ -292,7 +292,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	}
 	// Under podReplacementPolicy Failed, terminating pods still hold their slot.
 	var holding int32
-	if c.onlyReplaceFailed(job) {
+	if c.onlyReplaceFailed(job) && !c.opts.Faults.ReplaceTerminating {
 		holding = st.terminating
 	}
 	diff := want - holding - active
@@ -361,7 +361,7 @@ func (c *Controller) pendingIndexes(st *syncState, active []*corev1.Pod, n int) 
 	for _, p := range active {
 		taken.Insert(completionIndex(p))
 	}
-	if c.onlyReplaceFailed(st.job) {
+	if c.onlyReplaceFailed(st.job) && !c.opts.Faults.ReplaceTerminating {
 		for _, p := range st.pods {
 			if podTerminating(p) {
 				taken.Insert(completionIndex(p))
@@ -670,7 +670,7 @@ func (c *Controller) enactFinished(st *syncState) bool {
 		return false
 	}
 	u := st.job.Status.UncountedTerminatedPods
-	if len(u.Succeeded)+len(u.Failed) > 0 || st.terminating > 0 {
+	if len(u.Succeeded)+len(u.Failed) > 0 || (st.terminating > 0 && !c.opts.Faults.EarlyTerminal) {
 		return false
 	}
 	setCondition(st.job, st.finished.Type, st.finished.Status, st.finished.Reason, st.finished.Message, c.clock.Now())

@@ -86,6 +86,8 @@ type Reference struct {
 	Name       string
 	Unmanaged  bool
 	Gates      map[string]bool
+	// Faults are --inject-fault values: a deliberately broken controller.
+	Faults []string
 
 	proc *process.Process
 	port int
@@ -100,7 +102,7 @@ func (r *Reference) Start(ctx context.Context) error {
 		if err := os.MkdirAll(r.LogDir, 0o755); err != nil {
 			return err
 		}
-		r.proc = process.New("reference-controller", r.LogPath())
+		r.proc = process.New(r.logName(), r.LogPath())
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -116,6 +118,9 @@ func (r *Reference) Start(ctx context.Context) error {
 	}
 	if r.Unmanaged {
 		args = append(args, "--unmanaged")
+	}
+	for _, f := range r.Faults {
+		args = append(args, "--inject-fault="+f)
 	}
 	if len(r.Gates) > 0 {
 		var g []string
@@ -178,7 +183,15 @@ func (r *Reference) Restart(ctx context.Context, gates map[string]bool) error {
 }
 
 // LogPath is the controller's log file (every run appends to it).
-func (r *Reference) LogPath() string { return filepath.Join(r.LogDir, "reference-controller.log") }
+func (r *Reference) LogPath() string { return filepath.Join(r.LogDir, r.logName()+".log") }
+
+// logName tells apart the logs of controllers with other names (a broken one beside the good one).
+func (r *Reference) logName() string {
+	if r.Name == "" || r.Name == controller.DefaultName {
+		return "reference-controller"
+	}
+	return "reference-controller-" + strings.NewReplacer("/", "-", ".", "-").Replace(r.Name)
+}
 
 // Metrics returns the controller's /metrics text.
 func (r *Reference) Metrics(ctx context.Context) (string, error) {

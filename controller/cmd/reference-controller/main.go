@@ -46,6 +46,15 @@ func run() error {
 	fs.Func("feature-gates", "the controller's own gates, e.g. JobPodReplacementPolicy=false", func(s string) error {
 		return gates.Set(s)
 	})
+	var faults controller.Faults
+	fs.Func("inject-fault", "break a promise on purpose, to test a harness: replace-terminating or early-terminal (repeatable)", func(s string) error {
+		set, ok := controller.FaultNames[s]
+		if !ok {
+			return fmt.Errorf("unknown fault %q: use replace-terminating or early-terminal", s)
+		}
+		set(&faults)
+		return nil
+	})
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
 	}
@@ -70,7 +79,7 @@ func run() error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := controller.NewMetrics(reg)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c, err := controller.New(client, factory, metrics, controller.Options{Name: *name, Unmanaged: *unmanaged, Gates: gates, Workers: *workers})
+	c, err := controller.New(client, factory, metrics, controller.Options{Name: *name, Unmanaged: *unmanaged, Gates: gates, Workers: *workers, Faults: faults})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,280 @@
+// Package chaos is the disruption vocabulary of jobconform and the injectors
+// that carry it out: pod kills in Chaos Mesh's own terms (PodChaos), and, for
+// what Chaos Mesh has no word for, evictions, node loss and return, readiness-
+// and feature-gate flips and control-plane restarts. Actions are steps of a
+// scenario; a Random action expands, from a seed, into a reproducible plan.
+//
+// The package knows no cluster provider: an Environment (suites/chaosenv)
+// loses nodes and restarts controllers on the local provider or on kind.
+package chaos
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chaos-mesh/chaos-mesh/api/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Action is one disturbance: exactly one field is set.
+type Action struct {
+	// PodChaos is Chaos Mesh's PodChaos spec: pod-kill (delete with
+	// gracePeriod; 0 deletes at once, as Chaos Mesh does) or container-kill
+	// (the container dies with exit code 137). The selector's mode and value
+	// choose among the running pods of the scenario's Job; its other fields
+	// are ignored, as the harness scopes every action to that Job.
+	PodChaos *v1alpha1.PodChaosSpec `json:"podChaos,omitempty"`
+	// Evict evicts the selected running pods through the Eviction API
+	// (policy/v1), which honours PodDisruptionBudgets.
+	Evict *Selection `json:"evict,omitempty"`
+	// NodeLoss stops the kubelet of the nodes the selected pods run on.
+	NodeLoss *NodeLoss `json:"nodeLoss,omitempty"`
+	// NodeReturn brings back every node lost in this run.
+	NodeReturn *NodeReturn `json:"nodeReturn,omitempty"`
+	// ReadinessGate sets a readiness-gate condition on the selected pods
+	// (through pods/status, as the gate's owner would).
+	ReadinessGate *GateFlip `json:"readinessGate,omitempty"`
+	// FeatureGates restarts the controller under test with these gates
+	// (kube-controller-manager's --feature-gates, or the reference controller's).
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// ControllerRestart restarts the controller under test; Crash kills it
+	// (SIGKILL) instead of stopping it.
+	ControllerRestart *Restart `json:"controllerRestart,omitempty"`
+	// APIServerRestart restarts kube-apiserver (stop, start, wait healthy).
+	APIServerRestart *Restart `json:"apiserverRestart,omitempty"`
+	// Random is a seeded plan of several of the actions above.
+	Random *Random `json:"random,omitempty"`
+
+	// Schedule repeats the action, in Chaos Mesh's Schedule syntax (a cron
+	// line or "@every 3s"), Times times in all; the first at once.
+	Schedule string `json:"schedule,omitempty"`
+	Times    int    `json:"times,omitempty"`
+}
+
+// Selection chooses pods as Chaos Mesh's PodSelector does: mode one, all,
+// fixed (value: a count), fixed-percent or random-max-percent (value: a percentage).
+type Selection struct {
+	Mode  v1alpha1.SelectorMode `json:"mode,omitempty"`
+	Value string                `json:"value,omitempty"`
+	// Index restricts the choice to the pods of one completion index.
+	Index *int `json:"index,omitempty"`
+}
+
+// NodeLoss makes nodes vanish as a machine that loses power does.
+type NodeLoss struct {
+	Selection `json:",inline"`
+	// DeletePods deletes the selected pods once their node is gone, as a
+	// drain or the taint manager would: without a kubelet they stay terminating.
+	DeletePods bool `json:"deletePods,omitempty"`
+	// OutOfService waits until the node is NotReady, then taints it
+	// node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, as an operator
+	// does for a node known to be down; PodGC then fails its terminating pods.
+	OutOfService bool `json:"outOfService,omitempty"`
+	// DeleteNode deletes the Node object once it is NotReady; PodGC then
+	// fails and removes the pods bound to it.
+	DeleteNode bool `json:"deleteNode,omitempty"`
+}
+
+// NodeReturn returns the lost nodes: taints removed, kubelets running, Ready.
+type NodeReturn struct{}
+
+// GateFlip sets a readiness gate's condition.
+type GateFlip struct {
+	Selection `json:",inline"`
+	Gate      corev1.PodConditionType `json:"gate"`
+	// Status True or False; empty: flip each selected pod's current value.
+	Status corev1.ConditionStatus `json:"status,omitempty"`
+}
+
+// Restart restarts a component.
+type Restart struct {
+	Crash bool `json:"crash,omitempty"`
+}
+
+// Random plans Actions actions, each after a pause drawn between MinPause
+// and MaxPause, from the seed of the run. Menu names the kinds to draw from
+// (the names of Kinds); a node loss is always followed by a return.
+type Random struct {
+	Actions  int      `json:"actions"`
+	Menu     []string `json:"menu"`
+	MinPause Duration `json:"minPause,omitempty"`
+	MaxPause Duration `json:"maxPause,omitempty"`
+	// Gate is the readiness gate flipped by the readinessGate kind.
+	Gate corev1.PodConditionType `json:"gate,omitempty"`
+	// GracePeriod of the pod-kill kind (default 30: SIGTERM traps run).
+	GracePeriod *int64 `json:"gracePeriod,omitempty"`
+}
+
+// Duration is a time.Duration written as "5s".
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON reads "5s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: write it like 5s", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes "5s".
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// Kinds of actions, as named in logs and in Random.Menu.
+const (
+	KindPodKill           = "pod-kill"
+	KindContainerKill     = "container-kill"
+	KindEvict             = "evict"
+	KindNodeLoss          = "node-loss"
+	KindNodeReturn        = "node-return"
+	KindReadinessGate     = "readiness-gate"
+	KindFeatureGates      = "feature-gates"
+	KindControllerCrash   = "controller-crash"
+	KindControllerRestart = "controller-restart"
+	KindAPIServerRestart  = "apiserver-restart"
+	KindRandom            = "random"
+)
+
+// RandomMenu are the kinds a Random plan may draw.
+var RandomMenu = []string{KindPodKill, KindContainerKill, KindEvict, KindNodeLoss, KindReadinessGate, KindControllerCrash}
+
+// Kind names the action.
+func (a Action) Kind() string {
+	switch {
+	case a.PodChaos != nil && a.PodChaos.Action == v1alpha1.ContainerKillAction:
+		return KindContainerKill
+	case a.PodChaos != nil:
+		return KindPodKill
+	case a.Evict != nil:
+		return KindEvict
+	case a.NodeLoss != nil:
+		return KindNodeLoss
+	case a.NodeReturn != nil:
+		return KindNodeReturn
+	case a.ReadinessGate != nil:
+		return KindReadinessGate
+	case a.FeatureGates != nil:
+		return KindFeatureGates
+	case a.ControllerRestart != nil && a.ControllerRestart.Crash:
+		return KindControllerCrash
+	case a.ControllerRestart != nil:
+		return KindControllerRestart
+	case a.APIServerRestart != nil:
+		return KindAPIServerRestart
+	case a.Random != nil:
+		return KindRandom
+	}
+	return ""
+}
+
+var modes = []v1alpha1.SelectorMode{v1alpha1.OneMode, v1alpha1.AllMode, v1alpha1.FixedMode, v1alpha1.FixedPercentMode, v1alpha1.RandomMaxPercentMode}
+
+// Validate reports what is wrong with the action, naming the field.
+func (a Action) Validate() error {
+	set := 0
+	for _, present := range []bool{a.PodChaos != nil, a.Evict != nil, a.NodeLoss != nil, a.NodeReturn != nil, a.ReadinessGate != nil,
+		a.FeatureGates != nil, a.ControllerRestart != nil, a.APIServerRestart != nil, a.Random != nil} {
+		if present {
+			set++
+		}
+	}
+	if set != 1 {
+		return fmt.Errorf("give exactly one of podChaos, evict, nodeLoss, nodeReturn, readinessGate, featureGates, controllerRestart, apiserverRestart, random (got %d)", set)
+	}
+	if a.Schedule != "" || a.Times != 0 {
+		if _, err := scheduleTimes(a.Schedule, a.Times, time.Now()); err != nil {
+			return err
+		}
+	}
+	var sel *Selection
+	switch {
+	case a.PodChaos != nil:
+		switch a.PodChaos.Action {
+		case v1alpha1.PodKillAction, v1alpha1.ContainerKillAction:
+		case v1alpha1.PodFailureAction:
+			return fmt.Errorf("podChaos.action pod-failure (a pause image in place of the container) cannot be simulated on kwok pods: use container-kill or pod-kill")
+		default:
+			return fmt.Errorf("podChaos.action %q: use pod-kill or container-kill", a.PodChaos.Action)
+		}
+		if a.PodChaos.GracePeriod < 0 {
+			return fmt.Errorf("podChaos.gracePeriod must not be negative")
+		}
+		sel = &Selection{Mode: a.PodChaos.Mode, Value: a.PodChaos.Value}
+	case a.Evict != nil:
+		sel = a.Evict
+	case a.NodeLoss != nil:
+		sel = &a.NodeLoss.Selection
+		if a.NodeLoss.OutOfService && a.NodeLoss.DeleteNode {
+			return fmt.Errorf("nodeLoss: give outOfService or deleteNode, not both")
+		}
+	case a.ReadinessGate != nil:
+		sel = &a.ReadinessGate.Selection
+		if a.ReadinessGate.Gate == "" {
+			return fmt.Errorf("readinessGate.gate: name the pod condition type of the gate")
+		}
+		if s := a.ReadinessGate.Status; s != "" && s != corev1.ConditionTrue && s != corev1.ConditionFalse {
+			return fmt.Errorf("readinessGate.status %q: use True, False, or leave it out to flip", s)
+		}
+	case len(a.FeatureGates) == 0 && a.FeatureGates != nil:
+		return fmt.Errorf("featureGates: name at least one gate")
+	case a.Random != nil:
+		r := a.Random
+		if r.Actions < 1 {
+			return fmt.Errorf("random.actions: plan at least one action")
+		}
+		if len(r.Menu) == 0 {
+			return fmt.Errorf("random.menu: name kinds from %v", RandomMenu)
+		}
+		for _, k := range r.Menu {
+			if !contains(RandomMenu, k) {
+				return fmt.Errorf("random.menu: %q is not one of %v", k, RandomMenu)
+			}
+			if k == KindReadinessGate && r.Gate == "" {
+				return fmt.Errorf("random.gate: the readiness-gate kind needs the gate to flip")
+			}
+		}
+		if r.MaxPause.Duration < r.MinPause.Duration {
+			return fmt.Errorf("random: maxPause %s is below minPause %s", r.MaxPause, r.MinPause)
+		}
+	}
+	if sel != nil {
+		if err := sel.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s Selection) validate() error {
+	if s.Mode == "" {
+		return nil // one
+	}
+	if !containsMode(s.Mode) {
+		return fmt.Errorf("mode %q: use one of %v", s.Mode, modes)
+	}
+	if _, err := s.count(10, func(int) int { return 0 }); err != nil {
+		return err
+	}
+	return nil
+}
+
+func containsMode(m v1alpha1.SelectorMode) bool {
+	for _, x := range modes {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
