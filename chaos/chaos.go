@@ -30,6 +30,8 @@ type Action struct {
 	Evict *Selection `json:"evict,omitempty"`
 	// NodeLoss stops the kubelet of the nodes the selected pods run on.
 	NodeLoss *NodeLoss `json:"nodeLoss,omitempty"`
+	// OutOfService declares the lost nodes shut down (see NodeShutdown).
+	OutOfService *NodeShutdown `json:"outOfService,omitempty"`
 	// NodeReturn brings back every node lost in this run.
 	NodeReturn *NodeReturn `json:"nodeReturn,omitempty"`
 	// ReadinessGate sets a readiness-gate condition on the selected pods
@@ -67,13 +69,15 @@ type NodeLoss struct {
 	// DeletePods deletes the selected pods once their node is gone, as a
 	// drain or the taint manager would: without a kubelet they stay terminating.
 	DeletePods bool `json:"deletePods,omitempty"`
-	// OutOfService waits until the node is NotReady, then taints it
-	// node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, as an operator
-	// does for a node known to be down; PodGC then fails its terminating pods.
-	OutOfService bool `json:"outOfService,omitempty"`
-	// DeleteNode deletes the Node object once it is NotReady; PodGC then
-	// fails and removes the pods bound to it.
-	DeleteNode bool `json:"deleteNode,omitempty"`
+}
+
+// NodeShutdown is what an operator does about the lost nodes once the node
+// lifecycle controller has marked them NotReady: taint them
+// node.kubernetes.io/out-of-service=nodeshutdown:NoExecute (non-graceful node
+// shutdown; PodGC then fails their terminating pods), or delete the Node
+// objects (PodGC then fails and removes the pods bound to them).
+type NodeShutdown struct {
+	DeleteNodes bool `json:"deleteNodes,omitempty"`
 }
 
 // NodeReturn returns the lost nodes: taints removed, kubelets running, Ready.
@@ -130,6 +134,8 @@ const (
 	KindEvict             = "evict"
 	KindNodeLoss          = "node-loss"
 	KindNodeReturn        = "node-return"
+	KindOutOfService      = "out-of-service"
+	KindNodeDelete        = "node-delete"
 	KindReadinessGate     = "readiness-gate"
 	KindFeatureGates      = "feature-gates"
 	KindControllerCrash   = "controller-crash"
@@ -154,6 +160,10 @@ func (a Action) Kind() string {
 		return KindNodeLoss
 	case a.NodeReturn != nil:
 		return KindNodeReturn
+	case a.OutOfService != nil && a.OutOfService.DeleteNodes:
+		return KindNodeDelete
+	case a.OutOfService != nil:
+		return KindOutOfService
 	case a.ReadinessGate != nil:
 		return KindReadinessGate
 	case a.FeatureGates != nil:
@@ -175,14 +185,14 @@ var modes = []v1alpha1.SelectorMode{v1alpha1.OneMode, v1alpha1.AllMode, v1alpha1
 // Validate reports what is wrong with the action, naming the field.
 func (a Action) Validate() error {
 	set := 0
-	for _, present := range []bool{a.PodChaos != nil, a.Evict != nil, a.NodeLoss != nil, a.NodeReturn != nil, a.ReadinessGate != nil,
+	for _, present := range []bool{a.PodChaos != nil, a.Evict != nil, a.NodeLoss != nil, a.OutOfService != nil, a.NodeReturn != nil, a.ReadinessGate != nil,
 		a.FeatureGates != nil, a.ControllerRestart != nil, a.APIServerRestart != nil, a.Random != nil} {
 		if present {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("give exactly one of podChaos, evict, nodeLoss, nodeReturn, readinessGate, featureGates, controllerRestart, apiserverRestart, random (got %d)", set)
+		return fmt.Errorf("give exactly one of podChaos, evict, nodeLoss, outOfService, nodeReturn, readinessGate, featureGates, controllerRestart, apiserverRestart, random (got %d)", set)
 	}
 	if a.Schedule != "" || a.Times != 0 {
 		if _, err := scheduleTimes(a.Schedule, a.Times, time.Now()); err != nil {
@@ -207,9 +217,6 @@ func (a Action) Validate() error {
 		sel = a.Evict
 	case a.NodeLoss != nil:
 		sel = &a.NodeLoss.Selection
-		if a.NodeLoss.OutOfService && a.NodeLoss.DeleteNode {
-			return fmt.Errorf("nodeLoss: give outOfService or deleteNode, not both")
-		}
 	case a.ReadinessGate != nil:
 		sel = &a.ReadinessGate.Selection
 		if a.ReadinessGate.Gate == "" {

@@ -85,7 +85,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		`{readinessGate: {gate: g, status: Maybe}}`:          "readinessGate.status",
 		`{random: {actions: 2, menu: [pod-kill, teleport]}}`: "random.menu: \"teleport\"",
 		`{random: {actions: 2, menu: [readiness-gate]}}`:     "random.gate",
-		`{nodeLoss: {outOfService: true, deleteNode: true}}`: "not both",
+		`{outOfService: {}, nodeReturn: {}}`:                 "exactly one of",
 		`{evict: {mode: one}, schedule: "@every 2s"}`:        "needs times",
 	} {
 		var a Action

@@ -204,6 +204,8 @@ func (in *Injector) apply(ctx context.Context, a Action, rng *rand.Rand) (string
 		return describe(targets), nil
 	case a.NodeLoss != nil:
 		return in.loseNodes(ctx, *a.NodeLoss, rng)
+	case a.OutOfService != nil:
+		return in.shutDownNodes(ctx, *a.OutOfService)
 	case a.NodeReturn != nil:
 		return in.returnNodes(ctx)
 	case a.ReadinessGate != nil:
@@ -384,27 +386,33 @@ func (in *Injector) loseNodes(ctx context.Context, nl NodeLoss, rng *rand.Rand) 
 		}
 		effect += "; pods deleted"
 	}
-	if nl.OutOfService || nl.DeleteNode {
-		for _, n := range nodes {
-			if err := in.waitNotReady(ctx, n); err != nil {
-				return effect, err
-			}
-			if nl.OutOfService {
-				err = in.taint(ctx, n, true)
-			} else {
-				err = c.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{})
-			}
-			if err != nil {
-				return effect, fmt.Errorf("node %s: %w", n, err)
-			}
+	return effect, nil
+}
+
+// shutDownNodes waits until every lost node is NotReady, then taints it
+// out-of-service or deletes its Node.
+func (in *Injector) shutDownNodes(ctx context.Context, sd NodeShutdown) (string, error) {
+	if len(in.lost) == 0 {
+		return "", fmt.Errorf("no node is lost: lose one first (nodeLoss)")
+	}
+	for _, n := range in.lost {
+		if err := in.waitNotReady(ctx, n); err != nil {
+			return "", err
 		}
-		if nl.OutOfService {
-			effect += "; tainted out-of-service once NotReady"
+		var err error
+		if sd.DeleteNodes {
+			err = in.Env.Client().CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{})
 		} else {
-			effect += "; Node deleted once NotReady"
+			err = in.taint(ctx, n, true)
+		}
+		if err != nil {
+			return "", fmt.Errorf("node %s: %w", n, err)
 		}
 	}
-	return effect, nil
+	if sd.DeleteNodes {
+		return "deleted Node " + strings.Join(in.lost, ", ") + " once NotReady", nil
+	}
+	return "tainted " + strings.Join(in.lost, ", ") + " out-of-service once NotReady", nil
 }
 
 // waitNotReady waits until the node lifecycle controller has marked node

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -85,10 +85,8 @@ func (a Action) Describe() string {
 		parts = append(parts, sel(*a.Evict))
 	case a.NodeLoss != nil:
 		parts = append(parts, sel(a.NodeLoss.Selection))
-		for name, on := range map[string]bool{"deletePods": a.NodeLoss.DeletePods, "outOfService": a.NodeLoss.OutOfService, "deleteNode": a.NodeLoss.DeleteNode} {
-			if on {
-				parts = append(parts, name)
-			}
+		if a.NodeLoss.DeletePods {
+			parts = append(parts, "deletePods")
 		}
 	case a.ReadinessGate != nil:
 		st := string(a.ReadinessGate.Status)
@@ -104,10 +102,6 @@ func (a Action) Describe() string {
 	}
 	if len(parts) == 0 {
 		return k
-	}
-	// The node-loss words come from a map: sort what follows the selection.
-	if len(parts) > 1 {
-		slices.Sort(parts[1:])
 	}
 	return k + " " + strings.Join(parts, " ")
 }
@@ -180,6 +174,6 @@ func formatGates(g map[string]bool) string {
 	for k, v := range g {
 		parts = append(parts, k+"="+strconv.FormatBool(v))
 	}
-	slices.Sort(parts)
+	sort.Strings(parts)
 	return strings.Join(parts, ",")
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
@@ -36,6 +37,9 @@ type Scenario struct {
 	Features    []string `json:"features"`
 	// Versions limits the Kubernetes releases the scenario applies to, e.g. ">=1.32.0".
 	Versions string `json:"versions,omitempty"`
+	// Controllers limits the scenario to controllers of these names (builtin,
+	// reference, ...), e.g. for gates only the reference controller can flip.
+	Controllers []string `json:"controllers,omitempty"`
 	// ForeignManagedBy gives the Job a spec.managedBy no controller answers to:
 	// the scenario checks that the controller under test leaves it alone.
 	ForeignManagedBy bool `json:"foreignManagedBy,omitempty"`
@@ -47,6 +51,9 @@ type Scenario struct {
 	Steps []Step `json:"steps"`
 	// Timeout bounds the whole run; default 3m.
 	Timeout Duration `json:"timeout,omitempty"`
+	// ReadyWithin holds status.ready to following the pods' readiness this
+	// fast (the ready-follows invariant); unset: not checked.
+	ReadyWithin Duration `json:"readyWithin,omitempty"`
 
 	File string `json:"-"` // where it was loaded from
 }
@@ -119,12 +126,14 @@ func (p PodBehavior) Behavior() (pods.Behavior, error) {
 	return b, b.Validate()
 }
 
-// Step is one step of the plan: exactly one of Await or Act.
+// Step is one step of the plan: exactly one of Await, Act or Chaos.
 type Step struct {
 	// Await waits until the Job status matches.
 	Await *StatusPattern `json:"await,omitempty"`
 	// Act disturbs the Job or its pods.
 	Act *Action `json:"act,omitempty"`
+	// Chaos injects a disruption (package chaos); such scenarios run in the chaos suite.
+	Chaos *chaos.Action `json:"chaos,omitempty"`
 	// Versions limits the step to some releases (version-aware expectations).
 	Versions string `json:"versions,omitempty"`
 	// Timeout bounds an await; default 60s.
@@ -179,6 +188,21 @@ type Action struct {
 }
 
 var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale}
+
+// HasChaos tells whether the scenario injects chaos (and so needs the chaos suite).
+func (s *Scenario) HasChaos() bool {
+	for _, st := range s.Steps {
+		if st.Chaos != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ForController tells whether the scenario applies to the controller named name.
+func (s *Scenario) ForController(name string) bool {
+	return len(s.Controllers) == 0 || contains(s.Controllers, name)
+}
 
 // Applies tells whether a version constraint ("" = always) admits release v.
 func Applies(constraint, v string) (bool, error) {
@@ -294,8 +318,19 @@ func (s *Scenario) Validate() error {
 	}
 	for i, st := range s.Steps {
 		where := fmt.Sprintf("%s: steps[%d]", s.Name, i)
-		if (st.Await == nil) == (st.Act == nil) {
-			return fmt.Errorf("%s: give exactly one of await or act", where)
+		n := 0
+		for _, set := range []bool{st.Await != nil, st.Act != nil, st.Chaos != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%s: give exactly one of await, act or chaos", where)
+		}
+		if st.Chaos != nil {
+			if err := st.Chaos.Validate(); err != nil {
+				return fmt.Errorf("%s: chaos: %w", where, err)
+			}
 		}
 		if _, err := Applies(st.Versions, "v1.31.0"); err != nil {
 			return fmt.Errorf("%s: %w", where, err)

@@ -50,7 +50,7 @@ func TestParseErrorsSayWhatAndWhere(t *testing.T) {
 	want := map[string]string{
 		"unknown field": "descripton", "unknown feature": `"speed" is not one of`, "bad action": `act.kind "explode"`,
 		"bad condition": `condition "Finished/BackoffLimitExceeded"`, "bad duration": "run \"two seconds\"",
-		"bad version": "~>1.32", "no steps": "steps:", "await and act": "exactly one of await or act",
+		"bad version": "~>1.32", "no steps": "steps:", "await and act": "exactly one of await, act or chaos",
 		"exit code forever": "needs a finite run",
 	}
 	for name, doc := range cases {

@@ -34,6 +34,9 @@ type Context struct {
 	ForeignManagedBy bool
 	// End is when recording stopped; zero: the last entry's time.
 	End time.Time
+	// ReadyWithin, when set, is how soon status.ready must follow the pods'
+	// readiness (ready-follows).
+	ReadyWithin time.Duration
 }
 
 // SettleWindow is how long a timeline must stay quiet before a state counts
@@ -88,6 +91,7 @@ var All = []Invariant{
 	FinalizerReleased,
 	ManagedBySilence,
 	DelegationRespected,
+	ReadyFollows,
 }
 
 // CheckAll evaluates every invariant.

@@ -284,3 +284,32 @@ func TestDelegationRespectedAllowsPodGC(t *testing.T) {
 		})
 	expectOK(t, DelegationRespected, Context{}, b)
 }
+
+func TestReadyFollows(t *testing.T) {
+	ready := func(v corev1.ConditionStatus) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodRunning
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: v}}
+		}
+	}
+	ok := newBuilder().pod("a", ready(corev1.ConditionTrue))
+	ok.wait(time.Second)
+	ok.status(func(s *batchv1.JobStatus) { s.Active = 1; s.Ready = ptr.To[int32](1) })
+	ok.wait(5 * time.Second)
+	expectOK(t, ReadyFollows, Context{ReadyWithin: 2 * time.Second, End: ok.now}, ok)
+
+	slow := newBuilder().pod("a", ready(corev1.ConditionTrue))
+	slow.wait(4 * time.Second)
+	slow.status(func(s *batchv1.JobStatus) { s.Active = 1; s.Ready = ptr.To[int32](1) })
+	expectViolation(t, ReadyFollows, Context{ReadyWithin: 2 * time.Second, End: slow.now}, slow, "1 pods Ready")
+
+	// A flip back within the window owes no update.
+	flap := newBuilder().pod("a", ready(corev1.ConditionTrue))
+	flap.wait(time.Second)
+	flap.pod("a", ready(corev1.ConditionFalse))
+	flap.wait(5 * time.Second)
+	expectOK(t, ReadyFollows, Context{ReadyWithin: 2 * time.Second, End: flap.now}, flap)
+
+	// Without readyWithin the promise is not checked.
+	expectOK(t, ReadyFollows, Context{End: slow.now}, slow)
+}

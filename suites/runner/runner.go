@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/invariants"
@@ -74,6 +75,17 @@ type Result struct {
 	Start, End time.Time
 	// Err is a failure of the harness, not of the controller (API errors...).
 	Err error
+	// Seed drove the chaos choices; Chaos lists the actions carried out.
+	Seed  uint64
+	Chaos []chaos.Record
+}
+
+// Options are what some scenarios need beyond a client.
+type Options struct {
+	// Chaos acts for chaos steps (nil: scenarios with chaos steps fail to run).
+	Chaos chaos.Environment
+	// Seed drives every random choice of the chaos steps.
+	Seed uint64
 }
 
 // Failures lists every broken step and invariant, for a verdict and a report.
@@ -97,8 +109,21 @@ func (r *Result) Failures() []string {
 
 // Run runs s against c on the cluster client reaches, whose Kubernetes release is version.
 func Run(ctx context.Context, client kubernetes.Interface, version string, s *scenarios.Scenario, c Controller) *Result {
-	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now()}
+	return RunWith(ctx, client, version, s, c, Options{})
+}
+
+// RunWith is Run with options (chaos).
+func RunWith(ctx context.Context, client kubernetes.Interface, version string, s *scenarios.Scenario, c Controller, o Options) *Result {
+	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now(), Seed: o.Seed}
 	defer func() { r.End = time.Now() }()
+	if !s.ForController(c.Name) {
+		r.Skipped = fmt.Sprintf("scenario is for the %s controller(s) only", strings.Join(s.Controllers, ", "))
+		return r
+	}
+	if s.HasChaos() && o.Chaos == nil {
+		r.Err = fmt.Errorf("scenario %s injects chaos: run it from the chaos suite (suites/chaos)", s.Name)
+		return r
+	}
 	ok, err := scenarios.Applies(s.Versions, version)
 	if err != nil {
 		r.Err = err
@@ -142,15 +167,29 @@ func Run(ctx context.Context, client kubernetes.Interface, version string, s *sc
 		r.Err = fmt.Errorf("create the Job: %w", err)
 		return r
 	}
+	var inj *chaos.Injector
+	if o.Chaos != nil {
+		inj = chaos.NewInjector(o.Chaos, ns, JobName, o.Seed)
+		defer func() {
+			// Lost nodes return and gates reset even when the run failed.
+			cctx, ccancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer ccancel()
+			if err := inj.Close(cctx); err != nil && r.Err == nil {
+				r.Err = fmt.Errorf("undo chaos: %w", err)
+			}
+			r.Chaos = inj.Records()
+		}()
+	}
 	for i, st := range s.Steps {
-		res := runStep(ctx, client, ns, rec, i, st, version)
+		res := runStep(ctx, client, ns, rec, i, st, version, inj)
 		r.Steps = append(r.Steps, res)
 		if !res.OK && !res.Skipped {
 			break
 		}
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
-	ictx := invariants.Context{Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now()}
+	ictx := invariants.Context{Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
+		ReadyWithin: s.ReadyWithin.Duration}
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
 	return r
 }
@@ -192,15 +231,26 @@ func buildJob(s *scenarios.Scenario, c Controller) (*batchv1.Job, error) {
 	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName, Labels: map[string]string{"jobconform.io/scenario": s.Name}}, Spec: *spec}, nil
 }
 
-func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *recorder.Recorder, i int, st scenarios.Step, version string) StepResult {
+func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *recorder.Recorder, i int, st scenarios.Step, version string, inj *chaos.Injector) StepResult {
 	res := StepResult{Index: i, Time: time.Now()}
-	if st.Await != nil {
+	switch {
+	case st.Await != nil:
 		res.What = "await " + describePattern(*st.Await)
-	} else {
+	case st.Act != nil:
 		res.What = "act " + st.Act.Kind
+	default:
+		res.What = "chaos " + st.Chaos.Describe()
 	}
 	if ok, _ := scenarios.Applies(st.Versions, version); !ok {
 		res.Skipped, res.Message = true, "not a promise of Kubernetes "+version+" (step holds for "+st.Versions+")"
+		return res
+	}
+	if st.Chaos != nil {
+		if err := inj.Do(ctx, i, *st.Chaos); err != nil {
+			res.Message = "the harness could not inject it (no verdict on the controller): " + err.Error()
+			return res
+		}
+		res.OK = true
 		return res
 	}
 	if st.Act != nil {

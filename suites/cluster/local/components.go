@@ -40,6 +40,15 @@ func WithFeatureGates(gates map[string]bool) ComponentOption {
 	}
 }
 
+// WithClusterFeatureGates drops the gates set for one component: it runs
+// with the cluster's gates again (the end of a gate-flip drill).
+func WithClusterFeatureGates() ComponentOption {
+	return func(_ context.Context, _ *Cluster, st *componentState) error {
+		st.gates = nil
+		return nil
+	}
+}
+
 // WithVersion runs a component with the binary of another Kubernetes release,
 // building it first if it is not cached (upgrade and downgrade drills).
 func WithVersion(v string) ComponentOption {

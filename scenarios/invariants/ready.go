@@ -1,0 +1,100 @@
+package invariants
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// ReadySlack is added to Context.ReadyWithin: the watch that tells the
+// recorder a status was written arrives a moment after the write.
+var ReadySlack = 500 * time.Millisecond
+
+func podReady(p *corev1.Pod) bool {
+	if podTerminal(p) || p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// ReadyFollows: whenever the number of Ready pods of the Job (not
+// terminating) holds still for ReadyWithin, status.ready shows it by then
+// (Pod Ready++ readiness gates feeding status.ready). Only runs whose
+// scenario gives readyWithin are held to it.
+var ReadyFollows = Invariant{
+	Name:        "ready-follows",
+	Description: "status.ready equals the Job's Ready pods within the scenario's readyWithin of every change that lasts that long",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if ctx.ReadyWithin <= 0 {
+			return nil
+		}
+		bound := ctx.ReadyWithin + ReadySlack
+		type sample struct {
+			e     timeline.Entry
+			ready int32 // Ready pods (pod changes) or status.ready (Job changes)
+			job   *batchv1.Job
+		}
+		var podSamples, jobSamples []sample
+		replay(ctx, t, func(e timeline.Entry, _, after *world) {
+			if after.job == nil {
+				return
+			}
+			if e.Kind == "Job" {
+				jobSamples = append(jobSamples, sample{e, ptr.Deref(after.job.Status.Ready, 0), after.job})
+				return
+			}
+			n := int32(0)
+			for _, p := range after.podsOf(after.job.UID) {
+				if podReady(p) {
+					n++
+				}
+			}
+			if len(podSamples) == 0 || podSamples[len(podSamples)-1].ready != n {
+				podSamples = append(podSamples, sample{e, n, after.job})
+			}
+		})
+		end := ctx.End
+		if end.IsZero() && len(t) > 0 {
+			end = t[len(t)-1].Time
+		}
+		statusAt := func(at time.Time) *sample {
+			var last *sample
+			for i := range jobSamples {
+				if jobSamples[i].e.Time.After(at) {
+					break
+				}
+				last = &jobSamples[i]
+			}
+			return last
+		}
+		var out []Violation
+		for i, s := range podSamples {
+			until := end
+			if i+1 < len(podSamples) {
+				until = podSamples[i+1].e.Time
+			}
+			deadline := s.e.Time.Add(bound)
+			if until.Before(deadline) {
+				continue // changed again before the controller owed an update
+			}
+			st := statusAt(deadline)
+			if st == nil || finished(st.job.Status) != nil || ptr.Deref(st.job.Spec.Suspend, false) {
+				continue
+			}
+			if st.ready != s.ready {
+				out = append(out, violation("ready-follows", s.e, "%d pods Ready from %s on, but status.ready=%d %s later",
+					s.ready, s.e.Time.Format("15:04:05.000"), st.ready, bound))
+			}
+		}
+		return out
+	},
+}
