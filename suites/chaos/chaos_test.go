@@ -169,9 +169,8 @@ var _ = Describe("chaos", Label("chaos"), Serial, func() {
 			Expect(failures).To(ContainElement(MatchRegexp(`^invariant %s at \d\d:\d\d:\d\d\.\d{3} `, invariant)),
 				"the %s fault must break %s (and the report must say when)", fault, invariant)
 		},
-		Entry("creating replacements while pods terminate", "replace-terminating", "node-loss-prp-failed-out-of-service", "replacement-waits-under-failed"),
-		Entry("writing Failed before the pods have terminated", "early-terminal", "controller-crash-during-failure-target", "terminal-only-when-pods-terminal"),
-		SpecTimeout(10*time.Minute),
+		Entry("creating replacements while pods terminate", "replace-terminating", "node-loss-prp-failed-out-of-service", "replacement-waits-under-failed", SpecTimeout(10*time.Minute)),
+		Entry("writing Failed before the pods have terminated", "early-terminal", "controller-crash-during-failure-target", "terminal-only-when-pods-terminal", SpecTimeout(10*time.Minute)),
 	)
 })
 
