@@ -46,12 +46,13 @@ func TestParseErrorsSayWhatAndWhere(t *testing.T) {
 		"no steps":          valid[:strings.Index(valid, "steps:")],
 		"await and act":     strings.Replace(valid, "- act: {kind: deletePod, index: 0}", "- act: {kind: deletePod}\n  await: {active: 1}", 1),
 		"exit code forever": strings.Replace(valid, "run: 2s, exitCode: 1", "exitCode: 1", 1),
+		"bad chaos":         strings.Replace(valid, "- act: {kind: deletePod, index: 0}", "- chaos: {evict: {mode: most}}", 1),
 	}
 	want := map[string]string{
 		"unknown field": "descripton", "unknown feature": `"speed" is not one of`, "bad action": `act.kind "explode"`,
 		"bad condition": `condition "Finished/BackoffLimitExceeded"`, "bad duration": "run \"two seconds\"",
 		"bad version": "~>1.32", "no steps": "steps:", "await and act": "exactly one of await, act or chaos",
-		"exit code forever": "needs a finite run",
+		"exit code forever": "needs a finite run", "bad chaos": `steps[1]: chaos: mode "most"`,
 	}
 	for name, doc := range cases {
 		_, err := Parse([]byte(doc))

@@ -22,5 +22,13 @@ func TestCatalogLoadsAndCoversEveryFeature(t *testing.T) {
 			t.Errorf("feature %s has no scenario", f)
 		}
 	}
+	if len(all) < 40 {
+		t.Errorf("%d scenarios, the catalog promises at least 40", len(all))
+	}
+	for _, s := range all {
+		if s.HasChaos() {
+			t.Errorf("%s (%s) injects chaos: it belongs in chaos/catalog, which the chaos suite runs", s.Name, s.File)
+		}
+	}
 	t.Logf("%d scenarios", len(all))
 }

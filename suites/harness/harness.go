@@ -46,7 +46,8 @@ func ControllersUnderTest() ([]runner.Controller, error) {
 	}
 	var out []runner.Controller
 	for _, n := range strings.Split(names, ",") {
-		switch strings.TrimSpace(n) {
+		n = strings.TrimSpace(n)
+		switch n {
 		case "builtin":
 			out = append(out, runner.BuiltIn)
 		case "reference":
