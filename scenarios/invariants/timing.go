@@ -33,28 +33,31 @@ func Backoff(n int) time.Duration {
 	return min(d, BackoffMax)
 }
 
-// ReplacementTiming: every replaced pod is replaced within the expected
-// backoff plus ReplacementTolerance of the moment the policy allows it — its
-// deletion under TerminatingOrFailed, its terminal phase (or removal) under
-// Failed — and, for Indexed Jobs, not before that moment. The expected backoff
-// counts every failure of the Job up to then, never fewer than the
-// controller's own count, so the bound is never tighter than upstream's.
-// Replacements that are not due (the Job is suspended, targeted for a terminal
-// condition, rescaled, or needs no more pods) are not timed; a replacement
-// that never comes is left to the scenario's awaits, which then time out.
+// ReplacementTiming: every replaced pod is replaced, for Indexed Jobs not
+// before the policy allows it — its deletion under TerminatingOrFailed, its
+// terminal phase (or removal) under Failed — and not later than the
+// controller's backoff allows: the built-in controller keeps one backoff per
+// Job (per index with backoffLimitPerIndex) that runs from the latest failure
+// and doubles with each failure since the last success (pkg/controller/job,
+// backoff_utils.go), so the bound is the Job's latest failure before the
+// replacement plus Backoff(every failure so far) plus ReplacementTolerance —
+// never tighter than upstream's. Replacements that are not due (the Job is
+// suspended, targeted for a terminal condition, rescaled, or needs no more
+// pods) are not timed; a replacement that never comes is left to the
+// scenario's awaits, which then time out.
 var ReplacementTiming = Invariant{
 	Name:        "replacement-timing",
-	Description: "a failed or deleted pod is replaced after the policy allows it and within the expected backoff plus a tolerance",
+	Description: "a failed or deleted pod is replaced after the policy allows it and within the backoff from the Job's latest failure plus a tolerance",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		type due struct {
-			pod    *corev1.Pod
-			at     timeline.Entry // when the policy allowed the replacement
-			failed int            // the Job's failures so far, this one included
+			pod *corev1.Pod
+			at  timeline.Entry // when the policy allowed the replacement
 		}
 		var out []Violation
 		var pending []due // in order of at
 		seen := map[types.UID]bool{}
-		failures := 0
+		failures := 0             // every failure of the Job so far
+		var lastFailure time.Time // the latest of them
 		var jobSpec *batchv1.JobSpec
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			if after.job == nil {
@@ -84,10 +87,10 @@ var ReplacementTiming = Invariant{
 						continue
 					}
 					pending = append(pending[:i], pending[i+1:]...)
-					bound := Backoff(d.failed) + ReplacementTolerance
-					if took := e.Time.Sub(d.at.Time); took > bound {
-						out = append(out, violation("replacement-timing", e, "pod %s replaced %s %s after %s (bound: backoff %s after %d failures + %s)",
-							p.Name, d.pod.Name, took.Round(100*time.Millisecond), d.at.Time.Format("15:04:05.000"), Backoff(d.failed), d.failed, ReplacementTolerance))
+					bound := Backoff(failures) + ReplacementTolerance
+					if since := e.Time.Sub(lastFailure); since > bound {
+						out = append(out, violation("replacement-timing", e, "pod %s replaced %s (due since %s) %s after the Job's latest failure (bound: backoff %s after %d failures + %s)",
+							p.Name, d.pod.Name, d.at.Time.Format("15:04:05.000"), since.Round(100*time.Millisecond), Backoff(failures), failures, ReplacementTolerance))
 					}
 					break
 				}
@@ -110,8 +113,9 @@ var ReplacementTiming = Invariant{
 			}
 			seen[p.UID] = true
 			failures++
+			lastFailure = e.Time
 			if replacing(j) {
-				pending = append(pending, due{pod: p, at: e, failed: failures})
+				pending = append(pending, due{pod: p, at: e})
 			}
 		})
 		return out

@@ -34,7 +34,7 @@ func TestReplacementTiming(t *testing.T) {
 	late := newBuilder(tof).pod("a", running).pod("a", deleting)
 	late.wait(30 * time.Second)
 	late.pod("b", nil)
-	expectViolation(t, ReplacementTiming, Context{}, late, "pod b replaced a 30.1s after")
+	expectViolation(t, ReplacementTiming, Context{}, late, "pod b replaced a (due since 00:00:00.300) 30.1s after the Job's latest failure")
 
 	// Under Failed the clock starts when the pod is terminal, not at its deletion:
 	// 20s of SIGTERM trap, then the replacement 10s later is in bounds.
@@ -50,7 +50,7 @@ func TestReplacementTiming(t *testing.T) {
 	trapLate.pod("a", failed)
 	trapLate.wait(30 * time.Second)
 	trapLate.pod("b", nil)
-	expectViolation(t, ReplacementTiming, Context{}, trapLate, "replaced a 30.1s after")
+	expectViolation(t, ReplacementTiming, Context{}, trapLate, "30.1s after the Job's latest failure")
 
 	// The second failure doubles the bound: 24s after it is fine.
 	second := newBuilder(tof).pod("a", running).pod("a", failed)
@@ -69,6 +69,20 @@ func TestReplacementTiming(t *testing.T) {
 	idx.wait(40 * time.Second)
 	idx.pod("b1", withIndex("1"))
 	expectViolation(t, ReplacementTiming, Context{}, idx, "pod b1 replaced a1")
+
+	// The backoff runs from the Job's latest failure and counts them all (the
+	// built-in with an Ignore rule, seen on v1.37.1): pods failing at 0s, 0s and
+	// 3s are all replaced 40s after the last one.
+	burst := newBuilder(tof, func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](3) }).
+		pod("a", running).pod("b", running).pod("c", running).pod("a", failed).pod("b", failed)
+	burst.wait(3 * time.Second)
+	burst.pod("c", failed)
+	burst.wait(40 * time.Second)
+	burst.pod("d", nil).pod("e", nil).pod("f", nil)
+	expectOK(t, ReplacementTiming, Context{}, burst)
+	burst.wait(10 * time.Second)
+	burst.pod("g", nil) // not due: no violation either
+	expectOK(t, ReplacementTiming, Context{}, burst)
 
 	// Indexed: a second pod of an index whose pod runs on, not deleted.
 	dup := newBuilder(tof, indexed).pod("a0", withIndex("0")).pod("a0", running).pod("b0", withIndex("0"))
