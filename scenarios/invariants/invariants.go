@@ -12,6 +12,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -189,7 +190,17 @@ func replay(ctx Context, t timeline.Timeline, visit func(e timeline.Entry, befor
 		}
 	}
 	if byRevision {
-		sort.SliceStable(es, func(i, j int) bool { return es[i].Revision() < es[j].Revision() })
+		rev := effectiveRevisions(es)
+		idx := make([]int, len(es))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return rev[idx[a]] < rev[idx[b]] })
+		sorted := make(timeline.Timeline, len(es))
+		for i, k := range idx {
+			sorted[i] = es[k]
+		}
+		es = sorted
 	}
 	w := &world{pods: map[types.UID]*corev1.Pod{}}
 	for _, e := range es {
@@ -210,6 +221,38 @@ func replay(ctx Context, t timeline.Timeline, visit func(e timeline.Entry, befor
 		}
 		visit(e, before, w)
 	}
+}
+
+// effectiveRevisions are the entries' revisions, except for deletions that
+// carry no revision of their own: when a watch breaks (an apiserver restart)
+// and the informer relists, an object deleted meanwhile is reported with its
+// last known state, whose revision is older than the deletion. Such a
+// deletion happened after everything that arrived before it, so it sorts
+// there.
+func effectiveRevisions(es timeline.Timeline) []uint64 {
+	out := make([]uint64, len(es))
+	last := map[types.UID]uint64{}
+	var maxSoFar uint64
+	for i, e := range es {
+		rv := e.Revision()
+		uid := uidOf(e)
+		if e.Type == timeline.Deleted && rv <= last[uid] {
+			rv = maxSoFar
+		}
+		out[i] = rv
+		if rv > last[uid] {
+			last[uid] = rv
+		}
+		maxSoFar = max(maxSoFar, rv)
+	}
+	return out
+}
+
+func uidOf(e timeline.Entry) types.UID {
+	if m, err := meta.Accessor(e.Object); err == nil {
+		return m.GetUID()
+	}
+	return ""
 }
 
 // CountersMonotonic: status.failed never decreases; status.succeeded never

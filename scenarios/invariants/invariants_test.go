@@ -313,3 +313,21 @@ func TestReadyFollows(t *testing.T) {
 	// Without readyWithin the promise is not checked.
 	expectOK(t, ReadyFollows, Context{End: slow.now}, slow)
 }
+
+func TestStaleTombstoneSortsByArrival(t *testing.T) {
+	// The pod terminates (rv 3..); the apiserver restarts, the pod is gone
+	// meanwhile and the relist reports its deletion with its last known state
+	// (rv 3), after the Job's write at rv 5. By revision alone the pod would
+	// vanish before rv 5 and the terminating count would look wrong.
+	b := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](1) })
+	b.wait(5 * time.Second)
+	stale := b.tl[2] // pod a, deleting, rv 3
+	stale.Type = timeline.Deleted
+	stale.Seq = len(b.tl)
+	stale.Time = b.now
+	b.tl = append(b.tl, stale)
+	b.wait(500 * time.Millisecond)
+	b.status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
+	b.wait(5 * time.Second)
+	expectOK(t, TerminatingSettles, Context{End: b.now, Version: "v1.37.1"}, b)
+}
