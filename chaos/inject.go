@@ -49,10 +49,12 @@ var OutOfServiceTaint = corev1.Taint{Key: "node.kubernetes.io/out-of-service", V
 // Record is one action carried out: Log is deterministic for a seed (the
 // action log); Effect names what it touched in this run.
 type Record struct {
-	Time   time.Time
-	Log    string
-	Effect string
-	Err    error
+	// Start and Time: when the action began and when it was done.
+	Start, Time time.Time
+	Log         string
+	Effect      string
+	Err         error
+	Action      Action
 }
 
 // Injector carries out the actions of one scenario run on the pods of one Job.
@@ -97,10 +99,11 @@ func (in *Injector) ActionLog() []string {
 	return out
 }
 
-func (in *Injector) record(log, effect string, err error) {
+func (in *Injector) record(r Record) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.records = append(in.records, Record{Time: time.Now(), Log: log, Effect: effect, Err: err})
+	r.Time = time.Now()
+	in.records = append(in.records, r)
 }
 
 // Do carries out the action of scenario step step, repeating it as its
@@ -163,8 +166,9 @@ func (in *Injector) once(ctx context.Context, point string, a Action) error {
 	draw := in.rng.Uint64()
 	local := rand.New(rand.NewPCG(draw, 0))
 	log := fmt.Sprintf("%s: %s", point, a.Describe())
+	start := time.Now()
 	effect, err := in.apply(ctx, a, local)
-	in.record(log, effect, err)
+	in.record(Record{Start: start, Log: log, Effect: effect, Err: err, Action: a})
 	if err != nil {
 		return fmt.Errorf("%s: %w", log, err)
 	}

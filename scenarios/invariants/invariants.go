@@ -38,6 +38,23 @@ type Context struct {
 	// ReadyWithin, when set, is how soon status.ready must follow the pods'
 	// readiness (ready-follows).
 	ReadyWithin time.Duration
+	// PolicyOff are the spans in which the controller ran with its
+	// JobPodReplacementPolicy gate off (a gate-flip drill): podReplacementPolicy
+	// is not in force then.
+	PolicyOff []Span
+}
+
+// Span is a stretch of time, open-ended when To is zero.
+type Span struct{ From, To time.Time }
+
+// during tells whether t falls in one of the spans.
+func during(spans []Span, t time.Time) bool {
+	for _, s := range spans {
+		if !t.Before(s.From) && (s.To.IsZero() || !t.After(s.To)) {
+			return true
+		}
+	}
+	return false
 }
 
 // SettleWindow is how long a timeline must stay quiet before a state counts
@@ -377,7 +394,7 @@ var ReplacementWaitsUnderFailed = Invariant{
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
-			if e.Kind != "Pod" || e.Type != timeline.Added || before.job == nil || !replacementPolicyFailed(before.job) {
+			if e.Kind != "Pod" || e.Type != timeline.Added || before.job == nil || !replacementPolicyFailed(before.job) || during(ctx.PolicyOff, e.Time) {
 				return
 			}
 			p := e.Pod()

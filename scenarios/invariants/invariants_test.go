@@ -331,3 +331,11 @@ func TestStaleTombstoneSortsByArrival(t *testing.T) {
 	b.wait(5 * time.Second)
 	expectOK(t, TerminatingSettles, Context{End: b.now, Version: "v1.37.1"}, b)
 }
+
+func TestReplacementWaitsUnderFailedHonoursGateOff(t *testing.T) {
+	policy := func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) }
+	b := newBuilder(policy).pod("a", running).pod("a", deleting).pod("b", nil)
+	expectViolation(t, ReplacementWaitsUnderFailed, Context{}, b, "pod b created")
+	off := Context{PolicyOff: []Span{{From: b.tl[0].Time}}}
+	expectOK(t, ReplacementWaitsUnderFailed, off, b)
+}

@@ -108,7 +108,7 @@ var ReplacementTiming = Invariant{
 				return
 			}
 			gone := e.Type == timeline.Deleted && p.Status.Phase != corev1.PodSucceeded
-			if !gone && !replaceable(j, p) {
+			if !gone && !replaceable(p, replacementPolicyFailed(j) && !during(ctx.PolicyOff, e.Time)) {
 				return
 			}
 			seen[p.UID] = true
@@ -130,13 +130,14 @@ func replacing(j *batchv1.Job) bool {
 		finished(j.Status) == nil
 }
 
-// replaceable tells whether the policy lets the controller replace p now.
-func replaceable(j *batchv1.Job, p *corev1.Pod) bool {
+// replaceable tells whether the policy lets the controller replace p now
+// (onlyFailed: podReplacementPolicy Failed is in force).
+func replaceable(p *corev1.Pod, onlyFailed bool) bool {
 	if p.Status.Phase == corev1.PodFailed {
 		return true
 	}
 	if p.Status.Phase == corev1.PodSucceeded {
 		return false
 	}
-	return p.DeletionTimestamp != nil && !replacementPolicyFailed(j)
+	return p.DeletionTimestamp != nil && !onlyFailed
 }

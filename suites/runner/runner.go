@@ -188,10 +188,41 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		}
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
-	ictx := invariants.Context{Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
+	var policyOff []invariants.Span
+	if inj != nil {
+		policyOff = gateOffSpans(inj.Records(), "JobPodReplacementPolicy")
+	}
+	ictx := invariants.Context{PolicyOff: policyOff, Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
 		ReadyWithin: s.ReadyWithin.Duration}
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
 	return r
+}
+
+// gateOffSpans are the spans in which chaos steps had switched gate off in
+// the controller under test: from the start of the restart that switched it
+// off to the end of the one that switched it on again.
+func gateOffSpans(records []chaos.Record, gate string) []invariants.Span {
+	var out []invariants.Span
+	var off *invariants.Span
+	for _, r := range records {
+		on, set := r.Action.FeatureGates[gate]
+		if r.Action.FeatureGates != nil && len(r.Action.FeatureGates) == 0 {
+			on, set = true, true // back to the defaults
+		}
+		switch {
+		case !set:
+		case !on && off == nil:
+			off = &invariants.Span{From: r.Start}
+		case on && off != nil:
+			off.To = r.Time
+			out = append(out, *off)
+			off = nil
+		}
+	}
+	if off != nil {
+		out = append(out, *off)
+	}
+	return out
 }
 
 // namespacePrefix makes a DNS label out of a controller name such as

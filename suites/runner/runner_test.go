@@ -1,12 +1,16 @@
 package runner
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/invariants"
 )
 
 func TestNamespacePrefixIsADNSLabel(t *testing.T) {
@@ -37,5 +41,28 @@ steps: [{await: {empty: true}}]
 	}
 	if *j.Spec.ManagedBy != AbsentManager || j.Spec.Template.Spec.RestartPolicy != "Never" || len(j.Spec.Template.Spec.Containers) != 1 {
 		t.Fatalf("job %+v", j.Spec)
+	}
+}
+
+func TestGateOffSpans(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC) }
+	flip := func(start, end int, gates map[string]bool) chaos.Record {
+		return chaos.Record{Start: at(start), Time: at(end), Action: chaos.Action{FeatureGates: gates}}
+	}
+	const g = "JobPodReplacementPolicy"
+	spans := gateOffSpans([]chaos.Record{
+		flip(10, 12, map[string]bool{g: false}),
+		{Start: at(15), Time: at(15), Action: chaos.Action{ControllerRestart: &chaos.Restart{}}},
+		flip(20, 22, map[string]bool{g: true}),
+		flip(30, 31, map[string]bool{g: false}),
+	}, g)
+	want := []invariants.Span{{From: at(10), To: at(22)}, {From: at(30)}}
+	if !reflect.DeepEqual(spans, want) {
+		t.Fatalf("spans %v, want %v", spans, want)
+	}
+	// Back to the defaults (an empty map) ends a span too.
+	spans = gateOffSpans([]chaos.Record{flip(1, 2, map[string]bool{g: false}), flip(5, 6, map[string]bool{})}, g)
+	if len(spans) != 1 || !spans[0].To.Equal(at(6)) {
+		t.Fatalf("reset to defaults: %v", spans)
 	}
 }
