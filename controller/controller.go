@@ -80,7 +80,8 @@ type Faults struct {
 	// ReplaceTerminating creates replacements while pods still terminate, even
 	// under podReplacementPolicy Failed.
 	ReplaceTerminating bool
-	// EarlyTerminal writes Failed/Complete without waiting for terminating pods.
+	// EarlyTerminal writes Failed together with FailureTarget, without
+	// waiting for the Job's pods to terminate.
 	EarlyTerminal bool
 }
 
