@@ -118,7 +118,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(string(b), `"`)
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("duration %q: write it like 5s", s)
+		return fmt.Errorf("duration %q: write it like 5s or 1m30s", s)
 	}
 	d.Duration = v
 	return nil

@@ -58,22 +58,9 @@ type Scenario struct {
 	File string `json:"-"` // where it was loaded from
 }
 
-// Duration is a time.Duration written as "5s" in YAML.
-type Duration struct{ time.Duration }
-
-// UnmarshalJSON reads "5s", "1m30s".
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("duration %q: write it like 5s or 1m30s", s)
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+// Duration is a time.Duration written as "5s" or "1m30s" in YAML (one type
+// for scenarios and their chaos steps).
+type Duration = chaos.Duration
 
 // PodBehavior is pods.Behavior in YAML.
 type PodBehavior struct {
