@@ -207,17 +207,7 @@ func replay(ctx Context, t timeline.Timeline, visit func(e timeline.Entry, befor
 		}
 	}
 	if byRevision {
-		rev := effectiveRevisions(es)
-		idx := make([]int, len(es))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.SliceStable(idx, func(a, b int) bool { return rev[idx[a]] < rev[idx[b]] })
-		sorted := make(timeline.Timeline, len(es))
-		for i, k := range idx {
-			sorted[i] = es[k]
-		}
-		es = sorted
+		sort.SliceStable(es, func(i, j int) bool { return es[i].Revision() < es[j].Revision() })
 	}
 	w := &world{pods: map[types.UID]*corev1.Pod{}}
 	for _, e := range es {
@@ -240,29 +230,51 @@ func replay(ctx Context, t timeline.Timeline, visit func(e timeline.Entry, befor
 	}
 }
 
-// effectiveRevisions are the entries' revisions, except for deletions that
-// carry no revision of their own: when a watch breaks (an apiserver restart)
-// and the informer relists, an object deleted meanwhile is reported with its
-// last known state, whose revision is older than the deletion. Such a
-// deletion happened after everything that arrived before it, so it sorts
-// there.
-func effectiveRevisions(es timeline.Timeline) []uint64 {
-	out := make([]uint64, len(es))
-	last := map[types.UID]uint64{}
-	var maxSoFar uint64
-	for i, e := range es {
-		rv := e.Revision()
-		uid := uidOf(e)
-		if e.Type == timeline.Deleted && rv <= last[uid] {
-			rv = maxSoFar
+// unknownSpan is a stretch of a recording in which an object's state is not
+// known: when a watch breaks (an apiserver restart) and the informer relists,
+// an object deleted meanwhile is reported late, with its last known state and
+// that state's revision. Replay removes it at that revision, the earliest the
+// deletion can have happened; checks that compare pods with the Job's status
+// give no verdict inside such a span, since the pod may have lived on.
+type unknownSpan struct {
+	fromRV, toRV     uint64
+	fromTime, toTime time.Time
+}
+
+func unknownSpans(t timeline.Timeline) []unknownSpan {
+	var out []unknownSpan
+	lastRV := map[types.UID]uint64{}
+	lastTime := map[types.UID]time.Time{}
+	var maxRV uint64
+	for _, e := range t {
+		rv, uid := e.Revision(), uidOf(e)
+		if e.Type == timeline.Deleted && rv != 0 && rv <= lastRV[uid] {
+			out = append(out, unknownSpan{fromRV: lastRV[uid], toRV: maxRV, fromTime: lastTime[uid], toTime: e.Time})
 		}
-		out[i] = rv
-		if rv > last[uid] {
-			last[uid] = rv
+		if rv > lastRV[uid] {
+			lastRV[uid], lastTime[uid] = rv, e.Time
 		}
-		maxSoFar = max(maxSoFar, rv)
+		maxRV = max(maxRV, rv)
 	}
 	return out
+}
+
+func inUnknownRV(spans []unknownSpan, rv uint64) bool {
+	for _, s := range spans {
+		if rv >= s.fromRV && rv <= s.toRV {
+			return true
+		}
+	}
+	return false
+}
+
+func overlapsUnknownTime(spans []unknownSpan, from, to time.Time) bool {
+	for _, s := range spans {
+		if !to.Before(s.fromTime) && !from.After(s.toTime) {
+			return true
+		}
+	}
+	return false
 }
 
 func uidOf(e timeline.Entry) types.UID {
@@ -443,6 +455,7 @@ var TerminatingSettles = Invariant{
 			strict = false
 		}
 		var out []Violation
+		unknown := unknownSpans(t)
 		end := ctx.End
 		if end.IsZero() && len(t) > 0 {
 			end = t[len(t)-1].Time
@@ -485,7 +498,7 @@ var TerminatingSettles = Invariant{
 			if !strict && i+1 < len(states) {
 				continue // only the final state
 			}
-			if nextChange(s.e.Time).Sub(s.e.Time) < SettleWindow || s.job.Status.Terminating == nil {
+			if nextChange(s.e.Time).Sub(s.e.Time) < SettleWindow || s.job.Status.Terminating == nil || inUnknownRV(unknown, s.e.Revision()) {
 				continue
 			}
 			if got := *s.job.Status.Terminating; got != s.count {

@@ -314,11 +314,11 @@ func TestReadyFollows(t *testing.T) {
 	expectOK(t, ReadyFollows, Context{End: slow.now}, slow)
 }
 
-func TestStaleTombstoneSortsByArrival(t *testing.T) {
+func TestStaleTombstoneGivesNoVerdict(t *testing.T) {
 	// The pod terminates (rv 3..); the apiserver restarts, the pod is gone
 	// meanwhile and the relist reports its deletion with its last known state
-	// (rv 3), after the Job's write at rv 5. By revision alone the pod would
-	// vanish before rv 5 and the terminating count would look wrong.
+	// (rv 3), after the Job's write at rv 5. When it went is unknown: replay
+	// removes it at rv 3, and terminating-settles gives no verdict meanwhile.
 	b := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](1) })
 	b.wait(5 * time.Second)
 	stale := b.tl[2] // pod a, deleting, rv 3
@@ -338,4 +338,18 @@ func TestReplacementWaitsUnderFailedHonoursGateOff(t *testing.T) {
 	expectViolation(t, ReplacementWaitsUnderFailed, Context{}, b, "pod b created")
 	off := Context{PolicyOff: []Span{{From: b.tl[0].Time}}}
 	expectOK(t, ReplacementWaitsUnderFailed, off, b)
+}
+
+func TestStaleTombstoneDoesNotHoldTheJob(t *testing.T) {
+	// Same gap: the Job's Complete (rv 5) arrives before the late tombstone of
+	// a pod last seen terminating (rv 3). The pod may well have been gone
+	// before rv 5, so Complete is no violation.
+	done := func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached"), cond(batchv1.JobComplete, "CompletionsReached")}
+	}
+	b := newBuilder().pod("a", running).pod("a", deleting).status(done)
+	stale := b.tl[2]
+	stale.Type, stale.Seq = timeline.Deleted, len(b.tl)
+	b.tl = append(b.tl, stale)
+	expectOK(t, TerminalOnlyWhenPodsTerminal, Context{}, b)
 }

@@ -62,6 +62,7 @@ var ReadyFollows = Invariant{
 				podSamples = append(podSamples, sample{e, n, after.job})
 			}
 		})
+		unknown := unknownSpans(t)
 		end := ctx.End
 		if end.IsZero() && len(t) > 0 {
 			end = t[len(t)-1].Time
@@ -83,8 +84,8 @@ var ReadyFollows = Invariant{
 				until = podSamples[i+1].e.Time
 			}
 			deadline := s.e.Time.Add(bound)
-			if until.Before(deadline) {
-				continue // changed again before the controller owed an update
+			if until.Before(deadline) || overlapsUnknownTime(unknown, s.e.Time, deadline) {
+				continue // changed again before the controller owed an update, or not known
 			}
 			st := statusAt(deadline)
 			if st == nil || finished(st.job.Status) != nil || ptr.Deref(st.job.Spec.Suspend, false) {
