@@ -80,8 +80,8 @@ type Faults struct {
 	// ReplaceTerminating creates replacements while pods still terminate, even
 	// under podReplacementPolicy Failed.
 	ReplaceTerminating bool
-	// EarlyTerminal writes Failed together with FailureTarget, without
-	// waiting for the Job's pods to terminate.
+	// EarlyTerminal writes Failed/Complete as soon as every finished pod is
+	// counted, without waiting for terminating pods (reporting none).
 	EarlyTerminal bool
 }
 

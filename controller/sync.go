@@ -572,11 +572,6 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 			needsFlush = true
 		}
 		st.finished = c.newCondition(batchv1.JobFailed, st.finished.Reason, st.finished.Message)
-		if c.opts.Faults.EarlyTerminal && condition(job, batchv1.JobFailed) == nil {
-			// The fault: Failed at once, with pods still running or terminating.
-			setCondition(job, batchv1.JobFailed, corev1.ConditionTrue, st.finished.Reason, st.finished.Message, c.clock.Now())
-			needsFlush = true
-		}
 	}
 	if st.finished != nil && st.finished.Type == batchv1.JobSuccessCriteriaMet {
 		if condition(job, batchv1.JobSuccessCriteriaMet) == nil {
@@ -675,8 +670,16 @@ func (c *Controller) enactFinished(st *syncState) bool {
 		return false
 	}
 	u := st.job.Status.UncountedTerminatedPods
-	if len(u.Succeeded)+len(u.Failed) > 0 || st.terminating > 0 {
+	if len(u.Succeeded)+len(u.Failed) > 0 {
 		return false
+	}
+	if st.terminating > 0 {
+		if !c.opts.Faults.EarlyTerminal {
+			return false
+		}
+		// The fault: finish now, as a controller that does not track
+		// terminating pods would (the apiserver refuses terminating>0 then).
+		st.job.Status.Terminating = ptr.To[int32](0)
 	}
 	setCondition(st.job, st.finished.Type, st.finished.Status, st.finished.Reason, st.finished.Message, c.clock.Now())
 	if st.finished.Type == batchv1.JobComplete {
