@@ -33,7 +33,7 @@ SUITE_FLAGS ?=
 # ginkgo-suites VERSION CONTROLLERS OUTDIR [SUITES]: the suites (each on its own local
 # cluster), reports in OUTDIR.
 define ginkgo-suites
-JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONTROLLERS=$(2) $(GINKGO) -p --procs=$(PROCS) --no-color --timeout=90m \
+JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONTROLLERS=$(2) $(GINKGO) -p --procs=$(PROCS) --keep-going --no-color --timeout=90m \
   --output-dir=$(3) --junit-report=junit.xml --json-report=report.json $(SUITE_FLAGS) $(or $(4),$(SUITES))
 endef
 

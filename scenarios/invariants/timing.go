@@ -40,8 +40,9 @@ func Backoff(n int) time.Duration {
 // Job (per index with backoffLimitPerIndex) that runs from the latest failure
 // and doubles with each failure since the last success (pkg/controller/job,
 // backoff_utils.go), so the bound is the Job's latest failure before the
-// replacement plus Backoff(every failure so far) plus ReplacementTolerance —
-// never tighter than upstream's. Replacements that are not due (the Job is
+// replacement — the later of a pod's deletion and its Failed phase, as
+// releases differ there — plus Backoff(every failure so far) plus
+// ReplacementTolerance: never tighter than upstream's. Replacements that are not due (the Job is
 // suspended, targeted for a terminal condition, rescaled, or needs no more
 // pods) are not timed; a replacement that never comes is left to the
 // scenario's awaits, which then time out.
@@ -56,6 +57,7 @@ var ReplacementTiming = Invariant{
 		var out []Violation
 		var pending []due // in order of at
 		seen := map[types.UID]bool{}
+		terminal := map[types.UID]bool{} // seen pods whose Failed phase moved lastFailure
 		failures := 0             // every failure of the Job so far
 		var lastFailure time.Time // the latest of them
 		var jobSpec *batchv1.JobSpec
@@ -105,6 +107,13 @@ var ReplacementTiming = Invariant{
 				return
 			}
 			if seen[p.UID] {
+				// Some releases (1.34.3) start the backoff when a deleted pod
+				// reaches its terminal phase, not at its deletion: the later
+				// time bounds the replacement.
+				if p.Status.Phase == corev1.PodFailed && !terminal[p.UID] {
+					terminal[p.UID] = true
+					lastFailure = maxTime(lastFailure, e.Time)
+				}
 				return
 			}
 			gone := e.Type == timeline.Deleted && p.Status.Phase != corev1.PodSucceeded
@@ -112,14 +121,22 @@ var ReplacementTiming = Invariant{
 				return
 			}
 			seen[p.UID] = true
+			terminal[p.UID] = p.Status.Phase == corev1.PodFailed
 			failures++
-			lastFailure = e.Time
+			lastFailure = maxTime(lastFailure, e.Time)
 			if replacing(j) {
 				pending = append(pending, due{pod: p, at: e})
 			}
 		})
 		return out
 	},
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // replacing tells whether the Job is in a state where its controller replaces

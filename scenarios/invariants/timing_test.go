@@ -52,6 +52,15 @@ func TestReplacementTiming(t *testing.T) {
 	trapLate.pod("b", nil)
 	expectViolation(t, ReplacementTiming, Context{}, trapLate, "30.1s after the Job's latest failure")
 
+	// Deleted under TerminatingOrFailed at 0s, Failed at 6s, replaced at 16s
+	// (v1.34.3 starts the backoff at the Failed phase): in bounds.
+	v134 := newBuilder(tof).pod("a", running).pod("a", deleting)
+	v134.wait(6 * time.Second)
+	v134.pod("a", failed)
+	v134.wait(10 * time.Second)
+	v134.pod("b", nil)
+	expectOK(t, ReplacementTiming, Context{}, v134)
+
 	// The second failure doubles the bound: 24s after it is fine.
 	second := newBuilder(tof).pod("a", running).pod("a", failed)
 	second.wait(10 * time.Second)
