@@ -47,7 +47,9 @@ run:
 	@status=0; \
 	$(call ginkgo-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS)/$(K8S_VERSION)) || status=1; \
 	$(if $(RUN_ALSO),mkdir -p $(ARTIFACTS)/$(RUN_ALSO); $(call ginkgo-suites,$(RUN_ALSO),builtin,$(ARTIFACTS)/$(RUN_ALSO)) || status=1;) \
-	echo "reports: $(ARTIFACTS)/$(K8S_VERSION) $(if $(RUN_ALSO),$(ARTIFACTS)/$(RUN_ALSO))"; exit $$status
+	echo "JUnit and Ginkgo JSON: $(ARTIFACTS)/$(K8S_VERSION) $(if $(RUN_ALSO),$(ARTIFACTS)/$(RUN_ALSO))"; \
+	$(JOBCONFORM) report --out $(ARTIFACTS) $(ARTIFACTS)/$(K8S_VERSION)/report.json $(if $(RUN_ALSO),$(ARTIFACTS)/$(RUN_ALSO)/report.json) || status=1; \
+	exit $$status
 
 ## test: unit and integration tests (integration specs start real local clusters), then
 ## the controller suites at K8S_VERSION in parallel processes, as make run runs them
@@ -57,6 +59,7 @@ test: vet binaries
 	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m \
 	  $$($(GO) list ./... | grep -vE '/suites/(conformance|chaos)$$') || status=1; \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/test-$(K8S_VERSION)) || status=1; \
+	$(JOBCONFORM) report --out $(ARTIFACTS)/test-$(K8S_VERSION) $(ARTIFACTS)/test-$(K8S_VERSION)/report.json || status=1; \
 	exit $$status
 
 ## unit: only the tests that start no cluster

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/suites/cluster/local"
 	"github.com/jobconform/jobconform/suites/k8sbin"
 )
@@ -21,6 +23,7 @@ const usage = `jobconform: a conformance and chaos harness for Kubernetes Job co
 Usage:
   jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries
   jobconform cluster [flags]                    run a local cluster until interrupted
+  jobconform report  --out DIR REPORT.json...   write report.html and summary.md from Ginkgo JSON reports
 
 Run "jobconform <command> -h" for a command's flags.
 `
@@ -38,6 +41,8 @@ func main() {
 		err = build(ctx, os.Args[2:])
 	case "cluster":
 		err = cluster(ctx, os.Args[2:])
+	case "report":
+		err = report(os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return
@@ -136,4 +141,23 @@ func cluster(ctx context.Context, args []string) error {
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "stopping cluster")
 	return c.Stop()
+}
+
+// report writes the HTML report and the Markdown summary of finished runs.
+func report(args []string) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	out := fs.String("out", "", "directory for report.html and summary.md (required)")
+	title := fs.String("title", "jobconform", "the report's title")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() == 0 {
+		return errors.New("report: give --out DIR and at least one Ginkgo JSON report (e.g. _artifacts/*/report.json)")
+	}
+	path, err := reports.Write(*out, *title, fs.Args()...)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("report: %s (summary %s)\n", path, filepath.Join(*out, "summary.md"))
+	return nil
 }

@@ -1,0 +1,264 @@
+package reports
+
+import (
+	"fmt"
+	"html"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Colours of pod states and counters; the legend in the HTML uses them too.
+var (
+	stateColours = []struct{ State, Colour string }{
+		{"pending", "#b8b8b8"}, {"running", "#3b82c4"}, {"terminating", "#e69a28"},
+		{"succeeded", "#2e9e5b"}, {"failed", "#c8372d"},
+	}
+	counterColours = []struct{ Name, Colour string }{
+		{"active", "#3b82c4"}, {"ready", "#17a2b8"}, {"terminating", "#e69a28"},
+		{"failed", "#c8372d"}, {"succeeded", "#2e9e5b"},
+	}
+)
+
+func colourOf(state string) string {
+	for _, s := range stateColours {
+		if s.State == state {
+			return s.Colour
+		}
+	}
+	return "#000"
+}
+
+func podState(e Event) string {
+	switch {
+	case e.Phase == "Succeeded":
+		return "succeeded"
+	case e.Phase == "Failed":
+		return "failed"
+	case e.Deleting:
+		return "terminating"
+	case e.Phase == "Running":
+		return "running"
+	}
+	return "pending"
+}
+
+// geometry of a timeline drawing
+const (
+	svgWidth   = 960
+	labelWidth = 170
+	laneHeight = 18
+	chartH     = 90
+)
+
+// Timeline draws one run: a lane per pod (state by colour), the Job's
+// counters as step lines, condition and chaos markers, broken invariants in red.
+func Timeline(r Run) string {
+	if len(r.Events) == 0 {
+		return ""
+	}
+	t0, t1 := r.Events[0].Time, r.Events[len(r.Events)-1].Time
+	for _, e := range r.Events {
+		if e.Time.Before(t0) {
+			t0 = e.Time
+		}
+		if e.Time.After(t1) {
+			t1 = e.Time
+		}
+	}
+	t1 = t1.Add(time.Second)
+	span := t1.Sub(t0).Seconds()
+	x := func(t time.Time) float64 {
+		return labelWidth + (svgWidth-labelWidth-20)*t.Sub(t0).Seconds()/span
+	}
+	// Pods in order of appearance.
+	var pods []string
+	byPod := map[string][]Event{}
+	for _, e := range r.Events {
+		if e.Kind != "Pod" {
+			continue
+		}
+		if _, ok := byPod[e.Name]; !ok {
+			pods = append(pods, e.Name)
+		}
+		byPod[e.Name] = append(byPod[e.Name], e)
+	}
+	chartTop := 30 + laneHeight*len(pods) + 20
+	height := chartTop + chartH + 40
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="timeline of %s">`,
+		svgWidth, height, svgWidth, height, html.EscapeString(r.Scenario))
+	// time axis, every 5s (or coarser)
+	step := 5.0
+	for span/step > 12 {
+		step *= 2
+	}
+	for s := 0.0; s <= span; s += step {
+		xx := x(t0.Add(time.Duration(s * float64(time.Second))))
+		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#eee"/>`, xx, xx, chartTop+chartH)
+		fmt.Fprintf(&b, `<text x="%.1f" y="14" font-size="10" text-anchor="middle" fill="#666">%gs</text>`, xx, s)
+	}
+	// pod lanes
+	for i, name := range pods {
+		y := 30 + laneHeight*i
+		fmt.Fprintf(&b, `<text x="4" y="%d" font-size="11" fill="#222">%s</text>`, y+12, html.EscapeString(shortName(name)))
+		evs := byPod[name]
+		for k, e := range evs {
+			if e.Type == "DELETED" {
+				break
+			}
+			end := t1
+			if k+1 < len(evs) {
+				end = evs[k+1].Time
+			}
+			st := podState(e)
+			fmt.Fprintf(&b, `<rect class="pod-state %s" x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s %s from %s</title></rect>`,
+				st, x(e.Time), y+2, max(x(end)-x(e.Time), 0.8), laneHeight-4, colourOf(st), html.EscapeString(name), st, e.Time.Format("15:04:05.000"))
+		}
+	}
+	// counters
+	var jobs []Event
+	maxV := int32(1)
+	for _, e := range r.Events {
+		if e.Kind == "Job" && e.Type != "DELETED" {
+			jobs = append(jobs, e)
+			maxV = max(maxV, e.Active, e.Ready, e.Terminating, e.Failed, e.Succeeded)
+		}
+	}
+	fmt.Fprintf(&b, `<text x="4" y="%d" font-size="11" fill="#222">Job status</text>`, chartTop+12)
+	yv := func(v int32) float64 { return float64(chartTop+chartH) - float64(chartH-10)*float64(v)/float64(maxV) }
+	for ci, c := range counterColours {
+		var pts []string
+		for k, e := range jobs {
+			v := []int32{e.Active, e.Ready, e.Terminating, e.Failed, e.Succeeded}[ci]
+			end := t1
+			if k+1 < len(jobs) {
+				end = jobs[k+1].Time
+			}
+			off := float64(ci) * 0.8 // keep equal lines apart
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", x(e.Time), yv(v)-off, x(end), yv(v)-off))
+		}
+		if len(pts) > 0 {
+			fmt.Fprintf(&b, `<polyline class="counter %s" fill="none" stroke="%s" stroke-width="1.6" points="%s"/>`, c.Name, c.Colour, strings.Join(pts, " "))
+		}
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%.1f" font-size="10" fill="#666">%d</text>`, labelWidth-18, yv(maxV)+4, maxV)
+	// condition markers: where each condition first appears
+	seen := map[string]bool{}
+	for _, e := range jobs {
+		for _, c := range e.Conditions {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			xx := x(e.Time)
+			fmt.Fprintf(&b, `<line class="condition" x1="%.1f" y1="22" x2="%.1f" y2="%d" stroke="#555" stroke-dasharray="3,2"/>`, xx, xx, chartTop+chartH)
+			fmt.Fprintf(&b, `<text class="condition-label" x="%.1f" y="%d" font-size="10" fill="#333">%s</text>`, xx+2, chartTop+chartH+12+10*(len(seen)%2), html.EscapeString(c))
+		}
+	}
+	// chaos and violations (printed as clock times on the day of the run)
+	at := func(clock string) (time.Time, bool) {
+		c, err := time.ParseInLocation("15:04:05.000", clock, t0.Location())
+		if err != nil {
+			return time.Time{}, false
+		}
+		t := time.Date(t0.Year(), t0.Month(), t0.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), t0.Location())
+		return t, !t.Before(t0.Add(-time.Minute)) && !t.After(t1.Add(time.Minute))
+	}
+	for _, c := range r.Chaos {
+		if t, ok := at(c.Time); ok {
+			xx := x(t)
+			fmt.Fprintf(&b, `<line class="chaos" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#8e44ad" stroke-width="2"><title>%s</title></line>`,
+				xx, xx, chartTop+chartH, html.EscapeString(c.Log+" → "+c.Effect))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" fill="#8e44ad">⚡</text>`, xx-4, 28)
+		}
+	}
+	for _, v := range r.Violations {
+		if t, ok := at(v.Clock); ok {
+			xx := x(t)
+			fmt.Fprintf(&b, `<line class="violation" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#e00" stroke-width="3"><title>%s</title></line>`,
+				xx, xx, chartTop+chartH, html.EscapeString(v.Invariant+": "+v.Message))
+			anchor, dx := "start", 3.0
+			if xx > svgWidth*0.6 { // keep the label inside the picture
+				anchor, dx = "end", -3
+			}
+			fmt.Fprintf(&b, `<text class="violation-label" x="%.1f" y="%d" font-size="11" font-weight="bold" fill="#e00" text-anchor="%s">✗ %s</text>`,
+				xx+dx, chartTop+chartH+34, anchor, html.EscapeString(v.Invariant))
+		}
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// shortName keeps the part of a pod name after the Job name.
+func shortName(n string) string {
+	if len(n) > 22 {
+		return n[:22] + "…"
+	}
+	return n
+}
+
+// Latencies are the replacement latencies of a run: from a pod's deletion or
+// failure (whichever came first) to the next pod created after it.
+func Latencies(r Run) []time.Duration {
+	type due struct{ at time.Time }
+	var queue []due
+	done := map[string]bool{}
+	var out []time.Duration
+	known := map[string]bool{}
+	for _, e := range r.Events {
+		if e.Kind != "Pod" {
+			continue
+		}
+		if !known[e.Name] {
+			known[e.Name] = true
+			if len(queue) > 0 && e.Type == "ADDED" {
+				out = append(out, e.Time.Sub(queue[0].at))
+				queue = queue[1:]
+			}
+			continue
+		}
+		if !done[e.Name] && (e.Deleting || e.Phase == "Failed") && e.Phase != "Succeeded" {
+			done[e.Name] = true
+			queue = append(queue, due{e.Time})
+		}
+	}
+	return out
+}
+
+// Histogram draws latencies in 2-second bins up to a minute (the last bin
+// holds everything longer).
+func Histogram(ds []time.Duration) string {
+	const bins, binW, barMax = 31, 24, 80
+	counts := make([]int, bins)
+	for _, d := range ds {
+		i := min(int(d.Seconds()/2), bins-1)
+		counts[max(i, 0)]++
+	}
+	top := 1
+	for _, c := range counts {
+		top = max(top, c)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="histogram" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d">`, bins*binW+10, barMax+30)
+	for i, c := range counts {
+		h := float64(barMax) * float64(c) / float64(top)
+		fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="#3b82c4"><title>%d–%ds: %d</title></rect>`,
+			5+i*binW, float64(barMax)-h+5, binW-3, h, 2*i, 2*i+2, c)
+		if i%5 == 0 {
+			fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" fill="#666">%ds</text>`, 5+i*binW, barMax+20, 2*i)
+		}
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// Stats are count, median, 90th percentile and maximum.
+func Stats(ds []time.Duration) (n int, median, p90, maxD time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0, 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return len(s), s[len(s)/2], s[min(len(s)-1, len(s)*9/10)], s[len(s)-1]
+}

@@ -1,0 +1,131 @@
+package reports
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testdata/report.json holds two real specs (trimmed): the built-in passing
+// prp-failed-sigterm on v1.37.1, and a failing chaos run.
+const fixture = "testdata/report.json"
+
+func load(t *testing.T) []Run {
+	t.Helper()
+	runs, err := Load(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(runs))
+	}
+	return runs
+}
+
+func TestLoad(t *testing.T) {
+	runs := load(t)
+	fail, pass := runs[0], runs[1] // sorted by scenario
+	if pass.Scenario != "prp-failed-sigterm" || pass.Controller != "builtin" || pass.Version != "v1.37.1" || pass.Verdict != "PASS" {
+		t.Fatalf("pass run: %+v", pass)
+	}
+	if len(pass.Events) == 0 {
+		t.Fatal("no timeline events")
+	}
+	if fail.Verdict != "FAIL" || len(fail.Violations) != 1 || fail.Violations[0].Invariant != "terminal-only-when-pods-terminal" || fail.Violations[0].Clock == "" {
+		t.Fatalf("fail run: verdict %s violations %+v", fail.Verdict, fail.Violations)
+	}
+	if len(fail.Chaos) == 0 || fail.Seed == 0 {
+		t.Fatalf("chaos run without its actions or seed: %+v", fail.Chaos)
+	}
+	if _, err := Load("reports_test.go"); err == nil || !strings.Contains(err.Error(), "not a Ginkgo JSON report") {
+		t.Fatalf("a Go file loaded as a report: %v", err)
+	}
+}
+
+var rectRE = regexp.MustCompile(`<rect class="pod-state (\w+)" x="([\d.]+)" y="(\d+)"`)
+
+// The KEP-3939 picture: under podReplacementPolicy Failed the replacement's
+// lane starts only where the old pod's lane turns Failed.
+func TestTimelineShowsReplacementAfterFailed(t *testing.T) {
+	svg := Timeline(load(t)[1])
+	type rect struct {
+		state string
+		x     float64
+	}
+	lanes := map[string][]rect{} // by y
+	var order []string
+	for _, m := range rectRE.FindAllStringSubmatch(svg, -1) {
+		x, _ := strconv.ParseFloat(m[2], 64)
+		if _, ok := lanes[m[3]]; !ok {
+			order = append(order, m[3])
+		}
+		lanes[m[3]] = append(lanes[m[3]], rect{m[1], x})
+	}
+	if len(order) != 2 {
+		t.Fatalf("%d pod lanes, want 2 (old pod and replacement):\n%s", len(order), svg)
+	}
+	old, repl := lanes[order[0]], lanes[order[1]]
+	states := map[string]float64{}
+	for _, r := range old {
+		if _, ok := states[r.state]; !ok {
+			states[r.state] = r.x
+		}
+	}
+	for _, s := range []string{"running", "terminating", "failed"} {
+		if _, ok := states[s]; !ok {
+			t.Fatalf("old pod's lane has no %s segment: %+v", s, old)
+		}
+	}
+	if repl[0].x < states["failed"] {
+		t.Fatalf("replacement starts at x=%.1f, before the old pod is Failed at x=%.1f", repl[0].x, states["failed"])
+	}
+	for _, want := range []string{`class="counter active"`, `class="counter terminating"`, `class="counter failed"`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("timeline lacks %s", want)
+		}
+	}
+	fail := Timeline(load(t)[0])
+	for _, want := range []string{`class="violation"`, `class="chaos"`, `class="condition"`, ">SuccessCriteriaMet<", ">Complete<"} {
+		if !strings.Contains(fail, want) {
+			t.Errorf("the failing chaos run's timeline lacks %s", want)
+		}
+	}
+}
+
+func TestLatencies(t *testing.T) {
+	ds := Latencies(load(t)[1])
+	if len(ds) != 1 || ds[0] < 9*time.Second || ds[0] > 20*time.Second {
+		t.Fatalf("latencies %v: want one replacement about 10s after the deletion", ds)
+	}
+	n, med, _, mx := Stats([]time.Duration{3 * time.Second, time.Second, 2 * time.Second})
+	if n != 3 || med != 2*time.Second || mx != 3*time.Second {
+		t.Fatalf("Stats: %d %s %s", n, med, mx)
+	}
+}
+
+func TestWriteIsSelfContained(t *testing.T) {
+	dir := t.TempDir()
+	path, err := Write(dir, "jobconform test", fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(path)
+	for _, want := range []string{`<table class="matrix"`, "builtin @ v1.37.1", `<svg class="timeline"`, `<svg class="histogram"`, `option>podReplacementPolicy<`} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+	// Offline: nothing is fetched (the SVG namespace is a name, not a fetch).
+	for _, m := range regexp.MustCompile(`(?:src|href)="([^"#][^"]*)"`).FindAllSubmatch(page, -1) {
+		t.Errorf("report refers to %s", m[1])
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if !strings.Contains(string(md), "| builtin @ v1.37.1 | 1 | 1 | 0 |") || !strings.Contains(string(md), "terminal-only-when-pods-terminal") {
+		t.Fatalf("summary:\n%s", md)
+	}
+}

@@ -1,0 +1,256 @@
+package reports
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// column is one controller at one Kubernetes version.
+type column struct{ Controller, Version string }
+
+func (c column) String() string {
+	if c.Version == "" {
+		return c.Controller
+	}
+	return c.Controller + " @ " + c.Version
+}
+
+func columnOf(r Run) column {
+	if r.Controller == "" {
+		return column{Controller: r.Suite}
+	}
+	return column{r.Controller, r.Version}
+}
+
+func columns(runs []Run) []column {
+	seen := map[column]bool{}
+	var out []column
+	for _, r := range runs {
+		if c := columnOf(r); !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+type cell struct {
+	Verdict, Seconds, Anchor string
+}
+
+type row struct {
+	Scenario string
+	Features string
+	Cells    []cell
+}
+
+type section struct {
+	Anchor, Title, Verdict string
+	Seed                   uint64
+	Failures               []string
+	Chaos                  []ChaosAction
+	SVG                    template.HTML
+}
+
+type latency struct {
+	Column           string
+	N                int
+	Median, P90, Max string
+	Histogram        template.HTML
+}
+
+type page struct {
+	Title            string
+	Generated        string
+	Columns          []string
+	Features         []string
+	Rows             []row
+	Sections         []section
+	Latencies        []latency
+	States           []struct{ State, Colour string }
+	Counters         []struct{ Name, Colour string }
+	Pass, Fail, Skip int
+}
+
+func anchor(r Run, i int) string { return fmt.Sprintf("run-%d", i) }
+
+func build(runs []Run, title string) page {
+	p := page{Title: title, Generated: time.Now().UTC().Format(time.RFC3339), States: stateColours, Counters: counterColours}
+	cols := columns(runs)
+	for _, c := range cols {
+		p.Columns = append(p.Columns, c.String())
+	}
+	features := map[string]bool{}
+	byScenario := map[string]map[column]cell{}
+	var order []string
+	featuresOf := map[string][]string{}
+	for i, r := range runs {
+		if _, ok := byScenario[r.Scenario]; !ok {
+			byScenario[r.Scenario] = map[column]cell{}
+			order = append(order, r.Scenario)
+		}
+		byScenario[r.Scenario][columnOf(r)] = cell{r.Verdict, fmt.Sprintf("%.0fs", r.Seconds), anchor(r, i)}
+		featuresOf[r.Scenario] = r.Features
+		for _, f := range r.Features {
+			features[f] = true
+		}
+		switch r.Verdict {
+		case "PASS":
+			p.Pass++
+		case "FAIL":
+			p.Fail++
+		default:
+			p.Skip++
+		}
+		if r.Verdict != "skip" {
+			p.Sections = append(p.Sections, section{Anchor: anchor(r, i), Title: r.Scenario + " — " + columnOf(r).String(), Verdict: r.Verdict,
+				Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, SVG: template.HTML(Timeline(r))})
+		}
+	}
+	for f := range features {
+		p.Features = append(p.Features, f)
+	}
+	sort.Strings(p.Features)
+	for _, s := range order {
+		rw := row{Scenario: s, Features: " " + strings.Join(featuresOf[s], " ") + " "}
+		for _, c := range cols {
+			rw.Cells = append(rw.Cells, byScenario[s][c])
+		}
+		p.Rows = append(p.Rows, rw)
+	}
+	for _, c := range cols {
+		var ds []time.Duration
+		for _, r := range runs {
+			if columnOf(r) == c {
+				ds = append(ds, Latencies(r)...)
+			}
+		}
+		if len(ds) == 0 {
+			continue
+		}
+		n, med, p90, mx := Stats(ds)
+		p.Latencies = append(p.Latencies, latency{Column: c.String(), N: n, Median: med.Round(100 * time.Millisecond).String(),
+			P90: p90.Round(100 * time.Millisecond).String(), Max: mx.Round(100 * time.Millisecond).String(), Histogram: template.HTML(Histogram(ds))})
+	}
+	return p
+}
+
+var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table.matrix{border-collapse:collapse;font-size:13px}
+.matrix th,.matrix td{border:1px solid #ccc;padding:2px 6px;text-align:left}
+.PASS{background:#d9f2e0}.FAIL{background:#f8d0cc;font-weight:bold}.skip{background:#eee;color:#777}
+.legend span{display:inline-block;margin-right:1em;font-size:12px}
+.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}
+section.run{margin:1.5em 0;border-top:1px solid #ddd;padding-top:.5em}
+pre{font-size:12px;white-space:pre-wrap}
+</style></head><body>
+<h1>{{.Title}}</h1>
+<p>{{.Pass}} passed, {{.Fail}} failed, {{.Skip}} skipped — generated {{.Generated}}</p>
+<label>Feature <select id="feature" onchange="filterRows(this.value)"><option value="">all</option>{{range .Features}}<option>{{.}}</option>{{end}}</select></label>
+<table class="matrix" id="matrix"><thead><tr><th>scenario</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr data-features="{{.Features}}"><td>{{.Scenario}}</td>{{range .Cells}}<td class="{{.Verdict}}">{{if .Verdict}}{{if ne .Verdict "skip"}}<a href="#{{.Anchor}}">{{.Verdict}}</a>{{else}}skip{{end}} {{.Seconds}}{{end}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+<h2>Replacement latency</h2>
+<p>From a pod's deletion or failure to the next pod created.</p>
+{{range .Latencies}}<h3>{{.Column}}</h3><p>{{.N}} replacements: median {{.Median}}, 90th percentile {{.P90}}, max {{.Max}}</p>{{.Histogram}}{{end}}
+<h2>Runs</h2>
+<div class="legend">{{range .States}}<span><i style="background:{{.Colour}}"></i>pod {{.State}}</span>{{end}}{{range .Counters}}<span><i style="background:{{.Colour}}"></i>status.{{.Name}}</span>{{end}}<span><i style="background:#8e44ad"></i>chaos</span><span><i style="background:#e00"></i>broken invariant</span></div>
+{{range .Sections}}<section class="run" id="{{.Anchor}}"><h3 class="{{.Verdict}}">{{.Verdict}} {{.Title}}</h3>
+{{if .Seed}}<p>chaos seed {{.Seed}}</p>{{end}}
+{{if .Failures}}<pre class="failures">{{range .Failures}}{{.}}
+{{end}}</pre>{{end}}
+{{if .Chaos}}<pre class="chaos-log">{{range .Chaos}}{{.Time}} {{.Log}} → {{.Effect}}{{if .Error}} (error: {{.Error}}){{end}}
+{{end}}</pre>{{end}}
+{{.SVG}}</section>
+{{end}}
+<script>
+window.addEventListener('error',function(e){document.body.dataset.errors=(document.body.dataset.errors||'')+e.message+';';});
+function filterRows(f){document.querySelectorAll('#matrix tbody tr').forEach(function(tr){tr.style.display=(!f||tr.dataset.features.indexOf(' '+f+' ')>=0)?'':'none';});}
+filterRows(document.getElementById('feature').value);
+document.body.dataset.loaded='ok';
+</script>
+</body></html>
+`))
+
+// WriteHTML writes the report page.
+func WriteHTML(w io.Writer, runs []Run, title string) error {
+	return pageTemplate.Execute(w, build(runs, title))
+}
+
+// WriteMarkdown writes the summary for a CI job page: verdict counts per
+// controller and version, then every failure.
+func WriteMarkdown(w io.Writer, runs []Run, title string) error {
+	fmt.Fprintf(w, "## %s\n\n| controller | passed | failed | skipped |\n|---|---|---|---|\n", title)
+	for _, c := range columns(runs) {
+		var pass, fail, skip int
+		for _, r := range runs {
+			if columnOf(r) != c {
+				continue
+			}
+			switch r.Verdict {
+			case "PASS":
+				pass++
+			case "FAIL":
+				fail++
+			default:
+				skip++
+			}
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %d |\n", c, pass, fail, skip)
+	}
+	var failed []Run
+	for _, r := range runs {
+		if r.Verdict == "FAIL" {
+			failed = append(failed, r)
+		}
+	}
+	if len(failed) == 0 {
+		_, err := fmt.Fprintf(w, "\nEvery scenario passed.\n")
+		return err
+	}
+	fmt.Fprintf(w, "\n### Failures\n\n")
+	for _, r := range failed {
+		fmt.Fprintf(w, "- **%s** (%s)\n", r.Scenario, columnOf(r))
+		for _, f := range r.Failures {
+			fmt.Fprintf(w, "  - %s\n", strings.ReplaceAll(f, "\n", " "))
+		}
+	}
+	return nil
+}
+
+// Write reads the Ginkgo JSON reports and writes report.html and summary.md
+// into dir; it returns the HTML file's path.
+func Write(dir, title string, reportPaths ...string) (string, error) {
+	runs, err := Load(reportPaths...)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	htmlPath := filepath.Join(dir, "report.html")
+	for path, write := range map[string]func(io.Writer, []Run, string) error{htmlPath: WriteHTML, filepath.Join(dir, "summary.md"): WriteMarkdown} {
+		f, err := os.Create(path)
+		if err != nil {
+			return "", err
+		}
+		if err := write(f, runs, title); err != nil {
+			f.Close()
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return "", err
+		}
+	}
+	return htmlPath, nil
+}
