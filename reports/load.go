@@ -185,6 +185,11 @@ func runOf(suite string, sr types.SpecReport) (Run, error) {
 			r.Events = evs
 		}
 	}
+	// The verdict is on the controller: a spec that passes because it caught a
+	// controller broken on purpose still shows that controller failing.
+	if r.Verdict == "PASS" && len(r.Failures) > 0 {
+		r.Verdict = "FAIL"
+	}
 	if r.Verdict == "FAIL" && len(r.Failures) == 0 && sr.Failure.Message != "" {
 		r.Failures = []string{sr.Failure.Message}
 	}

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // testdata/report.json holds two real specs (trimmed): the built-in passing
@@ -127,5 +130,18 @@ func TestWriteIsSelfContained(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
 	if !strings.Contains(string(md), "| builtin @ v1.37.1 | 1 | 1 | 0 |") || !strings.Contains(string(md), "terminal-only-when-pods-terminal") {
 		t.Fatalf("summary:\n%s", md)
+	}
+}
+
+func TestCaughtBrokenControllerShowsFailing(t *testing.T) {
+	res, _ := json.Marshal(`{"scenario":"s","controller":"broken-x","version":"v1.37.1","failures":["invariant replacement-waits-under-failed at 06:00:00.000 (seq 1, rv 2): pod p created"]}`)
+	sr := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "catches it", State: types.SpecStatePassed,
+		ReportEntries: types.ReportEntries{{Name: entryResult, Value: types.ReportEntryValue{AsJSON: string(res)}}}}
+	r, err := runOf("chaos", sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != "FAIL" || r.Controller != "broken-x" || len(r.Violations) != 1 {
+		t.Fatalf("run %+v: the broken controller must show failing with its violation", r)
 	}
 }
