@@ -58,8 +58,8 @@ var ReplacementTiming = Invariant{
 		var pending []due // in order of at
 		seen := map[types.UID]bool{}
 		terminal := map[types.UID]bool{} // seen pods whose Failed phase moved lastFailure
-		failures := 0             // every failure of the Job so far
-		var lastFailure time.Time // the latest of them
+		failures := 0                    // every failure of the Job so far
+		var lastFailure time.Time        // the latest of them
 		var jobSpec *batchv1.JobSpec
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			if after.job == nil {
