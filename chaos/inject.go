@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -336,22 +337,12 @@ func (in *Injector) killContainer(ctx context.Context, p corev1.Pod) error {
 	if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
 		ann[pods.AnnRunSeconds+"."+ix], ann[pods.AnnExitCode+"."+ix] = "0", "137"
 	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":%s}}`, jsonObject(ann))
-	_, err := in.Env.Client().CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	if err != nil {
+		return err
+	}
+	_, err = in.Env.Client().CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
-}
-
-func jsonObject(m map[string]string) string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, strconv.Quote(k)+":"+strconv.Quote(m[k]))
-	}
-	return "{" + strings.Join(parts, ",") + "}"
 }
 
 func (in *Injector) isLost(node string) bool {

@@ -201,26 +201,25 @@ func shortName(n string) string {
 // Latencies are the replacement latencies of a run: from a pod's deletion or
 // failure (whichever came first) to the next pod created after it.
 func Latencies(r Run) []time.Duration {
-	type due struct{ at time.Time }
-	var queue []due
-	done := map[string]bool{}
-	var out []time.Duration
+	var due []time.Time // in order; each new pod stands for the earliest
+	counted := map[string]bool{}
 	known := map[string]bool{}
+	var out []time.Duration
 	for _, e := range r.Events {
 		if e.Kind != "Pod" {
 			continue
 		}
 		if !known[e.Name] {
 			known[e.Name] = true
-			if len(queue) > 0 && e.Type == "ADDED" {
-				out = append(out, e.Time.Sub(queue[0].at))
-				queue = queue[1:]
+			if len(due) > 0 && e.Type == "ADDED" {
+				out = append(out, e.Time.Sub(due[0]))
+				due = due[1:]
 			}
 			continue
 		}
-		if !done[e.Name] && (e.Deleting || e.Phase == "Failed") && e.Phase != "Succeeded" {
-			done[e.Name] = true
-			queue = append(queue, due{e.Time})
+		if !counted[e.Name] && (e.Deleting || e.Phase == "Failed") && e.Phase != "Succeeded" {
+			counted[e.Name] = true
+			due = append(due, e.Time)
 		}
 	}
 	return out

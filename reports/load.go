@@ -17,10 +17,11 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 )
 
-// Entry names the suites attach (suites/harness).
+// Report entry names under which each spec keeps its run (suites/harness
+// attaches them, Load reads them).
 const (
-	entryResult   = "jobconform.result"
-	entryTimeline = "jobconform.timeline"
+	EntryResult   = "jobconform.result"
+	EntryTimeline = "jobconform.timeline"
 )
 
 // Run is one spec: a scenario against a controller at a Kubernetes version.
@@ -73,16 +74,18 @@ type Violation struct {
 
 var violationRE = regexp.MustCompile(`^invariant (\S+) at (\d\d:\d\d:\d\d\.\d{3}) \([^)]*\): (.*)$`)
 
-type result struct {
-	Scenario   string        `json:"scenario"`
-	Controller string        `json:"controller"`
-	Version    string        `json:"version"`
-	Features   []string      `json:"features"`
-	Failures   []string      `json:"failures"`
-	Skipped    string        `json:"skipped"`
-	Seconds    float64       `json:"seconds"`
-	Seed       uint64        `json:"seed"`
-	Chaos      []ChaosAction `json:"chaos"`
+// Result is the machine-readable verdict attached to each spec's report.
+type Result struct {
+	Scenario   string   `json:"scenario"`
+	Controller string   `json:"controller"`
+	Version    string   `json:"version"`
+	Features   []string `json:"features,omitempty"`
+	Failures   []string `json:"failures,omitempty"`
+	Skipped    string   `json:"skipped,omitempty"`
+	Seconds    float64  `json:"seconds"`
+	// Seed and Chaos: the chaos seed and the actions carried out (chaos suite).
+	Seed  uint64        `json:"seed,omitempty"`
+	Chaos []ChaosAction `json:"chaos,omitempty"`
 }
 
 type rawEvent struct {
@@ -167,17 +170,17 @@ func runOf(suite string, sr types.SpecReport) (Run, error) {
 			continue // not one of ours
 		}
 		switch e.Name {
-		case entryResult:
-			var res result
+		case EntryResult:
+			var res Result
 			if err := json.Unmarshal([]byte(s), &res); err != nil {
-				return r, fmt.Errorf("%s entry: %w", entryResult, err)
+				return r, fmt.Errorf("%s entry: %w", EntryResult, err)
 			}
 			r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos =
 				res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos
 			if len(res.Features) > 0 {
 				r.Features = res.Features
 			}
-		case entryTimeline:
+		case EntryTimeline:
 			evs, err := parseTimeline(s)
 			if err != nil {
 				return r, err

@@ -136,7 +136,7 @@ func TestWriteIsSelfContained(t *testing.T) {
 func TestCaughtBrokenControllerShowsFailing(t *testing.T) {
 	res, _ := json.Marshal(`{"scenario":"s","controller":"broken-x","version":"v1.37.1","failures":["invariant replacement-waits-under-failed at 06:00:00.000 (seq 1, rv 2): pod p created"]}`)
 	sr := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "catches it", State: types.SpecStatePassed,
-		ReportEntries: types.ReportEntries{{Name: entryResult, Value: types.ReportEntryValue{AsJSON: string(res)}}}}
+		ReportEntries: types.ReportEntries{{Name: EntryResult, Value: types.ReportEntryValue{AsJSON: string(res)}}}}
 	r, err := runOf("chaos", sr)
 	if err != nil {
 		t.Fatal(err)

@@ -9,44 +9,23 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/suites/recorder"
 	"github.com/jobconform/jobconform/suites/runner"
 )
 
 // Report entry names under which each spec keeps its run (Ginkgo JSON).
 const (
-	EntryResult   = "jobconform.result"
-	EntryTimeline = "jobconform.timeline"
+	EntryResult   = reports.EntryResult
+	EntryTimeline = reports.EntryTimeline
 )
-
-// Result is the machine-readable verdict attached to each spec's report.
-type Result struct {
-	Scenario   string   `json:"scenario"`
-	Controller string   `json:"controller"`
-	Version    string   `json:"version"`
-	Features   []string `json:"features,omitempty"`
-	Failures   []string `json:"failures,omitempty"`
-	Skipped    string   `json:"skipped,omitempty"`
-	Seconds    float64  `json:"seconds"`
-	// Seed and Chaos: the chaos seed and the actions carried out (chaos suite).
-	Seed  uint64        `json:"seed,omitempty"`
-	Chaos []ChaosAction `json:"chaos,omitempty"`
-}
-
-// ChaosAction is one carried-out chaos action.
-type ChaosAction struct {
-	Time   string `json:"time"`
-	Log    string `json:"log"`
-	Effect string `json:"effect,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
 
 // Summary renders r as the jobconform.result entry.
 func Summary(r *runner.Result, features []string) string {
-	res := Result{Scenario: r.Scenario, Controller: r.Controller, Version: r.Version, Features: features, Failures: r.Failures(),
+	res := reports.Result{Scenario: r.Scenario, Controller: r.Controller, Version: r.Version, Features: features, Failures: r.Failures(),
 		Skipped: r.Skipped, Seconds: r.End.Sub(r.Start).Seconds(), Seed: r.Seed}
 	for _, c := range r.Chaos {
-		a := ChaosAction{Time: c.Time.Format("15:04:05.000"), Log: c.Log, Effect: c.Effect}
+		a := reports.ChaosAction{Time: c.Time.Format("15:04:05.000"), Log: c.Log, Effect: c.Effect}
 		if c.Err != nil {
 			a.Error = c.Err.Error()
 		}
