@@ -70,7 +70,7 @@ unit:
 ## then the wall time of the whole catalog against both controllers (PROCS processes)
 bench:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION)
-	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test -run '^$$' -bench StartToReady -benchtime 5x -count=1 ./suites/cluster/local/
+	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test -run '^$$' -bench StartToReady -benchtime 5x -count=1 ./suites/cluster/internal/local/
 	@mkdir -p $(ARTIFACTS)/bench; start=$$(date +%s); \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/bench,./suites/conformance) > $(ARTIFACTS)/bench/conformance.log 2>&1; status=$$?; \
 	echo "catalog wall time: $$(( $$(date +%s) - start ))s ($$(grep -hoE '^Ran [0-9]+ of [0-9]+ Specs' $(ARTIFACTS)/bench/conformance.log), built-in and reference, Kubernetes $(K8S_VERSION), $(PROCS) processes; log $(ARTIFACTS)/bench/conformance.log)"; \

@@ -10,11 +10,12 @@ package chaos
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/chaos-mesh/chaos-mesh/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/jobconform/jobconform/scenarios/yamltypes"
 )
 
 // Action is one disturbance: exactly one field is set.
@@ -110,22 +111,8 @@ type Random struct {
 	GracePeriod *int64 `json:"gracePeriod,omitempty"`
 }
 
-// Duration is a time.Duration written as "5s".
-type Duration struct{ time.Duration }
-
-// UnmarshalJSON reads "5s".
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("duration %q: write it like 5s or 1m30s", s)
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalJSON writes "5s".
-func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+// Duration is a time.Duration written as "5s" (yamltypes.Duration).
+type Duration = yamltypes.Duration
 
 // Kinds of actions, as named in logs and in Random.Menu.
 const (

@@ -110,7 +110,7 @@ func TestValidateNamesTheField(t *testing.T) {
 }
 
 func TestExpandIsSeeded(t *testing.T) {
-	r := Random{Actions: 12, Menu: RandomMenu, Gate: "g", MinPause: Duration{time.Second}, MaxPause: Duration{4 * time.Second}}
+	r := Random{Actions: 12, Menu: RandomMenu, Gate: "g", MinPause: Duration{Duration: time.Second}, MaxPause: Duration{Duration: 4 * time.Second}}
 	plan := func(seed uint64) []string {
 		var out []string
 		for _, p := range Expand(r, rand.New(rand.NewPCG(seed, 1))) {
@@ -185,7 +185,7 @@ func TestInjectorSameSeedSameLog(t *testing.T) {
 			{ReadinessGate: &GateFlip{Selection: Selection{Mode: v1alpha1.AllMode}, Gate: "g", Status: corev1.ConditionTrue}},
 			{NodeLoss: &NodeLoss{Selection: Selection{Mode: v1alpha1.OneMode}}},
 			{FeatureGates: map[string]bool{"JobPodReplacementPolicy": false}},
-			{Random: &Random{Actions: 4, Menu: []string{KindContainerKill, KindReadinessGate, KindControllerCrash}, Gate: "g", MinPause: Duration{time.Millisecond}, MaxPause: Duration{2 * time.Millisecond}}},
+			{Random: &Random{Actions: 4, Menu: []string{KindContainerKill, KindReadinessGate, KindControllerCrash}, Gate: "g", MinPause: Duration{Duration: time.Millisecond}, MaxPause: Duration{Duration: 2 * time.Millisecond}}},
 		}
 		for i, a := range steps {
 			if err := in.Do(ctx, i, a); err != nil {
@@ -234,7 +234,7 @@ func TestContainerKillPatchesIndexedAnnotations(t *testing.T) {
 	if err != nil || len(targets) != 1 || targets[0].Annotations[batchv1.JobCompletionIndexAnnotation] != "1" {
 		t.Fatalf("index selection: %v %v", targets, err)
 	}
-	if err := in.killContainer(context.Background(), targets[0]); err != nil {
+	if err := EndRun(context.Background(), client, &targets[0], ptr.To[int32](137)); err != nil {
 		t.Fatal(err)
 	}
 	p, _ := client.CoreV1().Pods("ns").Get(context.Background(), targets[0].Name, metav1.GetOptions{})

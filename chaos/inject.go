@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -15,15 +14,12 @@ import (
 	"github.com/chaos-mesh/chaos-mesh/api/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
 // Environment is what injectors need of a cluster provider and of the
@@ -186,9 +182,9 @@ func (in *Injector) apply(ctx context.Context, a Action, rng *rand.Rand) (string
 		}
 		for _, p := range targets {
 			if a.PodChaos.Action == v1alpha1.ContainerKillAction {
-				err = in.killContainer(ctx, p)
+				err = EndRun(ctx, c, &p, ptr.To[int32](137))
 			} else {
-				err = c.CoreV1().Pods(in.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(a.PodChaos.GracePeriod)})
+				err = DeletePod(ctx, c, &p, ptr.To(a.PodChaos.GracePeriod))
 			}
 			if err != nil {
 				return describe(targets), err
@@ -201,9 +197,8 @@ func (in *Injector) apply(ctx context.Context, a Action, rng *rand.Rand) (string
 			return "", err
 		}
 		for _, p := range targets {
-			ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
-			if err := c.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev); err != nil {
-				return describe(targets), fmt.Errorf("evict %s: %w", p.Name, err)
+			if err := EvictPod(ctx, c, &p); err != nil {
+				return describe(targets), err
 			}
 		}
 		return describe(targets), nil
@@ -330,21 +325,6 @@ func describe(ps []corev1.Pod) string {
 	return strings.Join(names, ", ")
 }
 
-// killContainer makes the pod's container die now with exit code 137 (the
-// kwok stages read the run time and exit code again on every change).
-func (in *Injector) killContainer(ctx context.Context, p corev1.Pod) error {
-	ann := map[string]string{pods.AnnRunSeconds: "0", pods.AnnExitCode: "137"}
-	if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
-		ann[pods.AnnRunSeconds+"."+ix], ann[pods.AnnExitCode+"."+ix] = "0", "137"
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
-	if err != nil {
-		return err
-	}
-	_, err = in.Env.Client().CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	return err
-}
-
 func (in *Injector) isLost(node string) bool {
 	for _, n := range in.lost {
 		if n == node {
@@ -375,8 +355,8 @@ func (in *Injector) loseNodes(ctx context.Context, nl NodeLoss, rng *rand.Rand) 
 	}
 	if nl.DeletePods {
 		for _, p := range targets {
-			if err := c.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
-				return effect, fmt.Errorf("delete pod %s: %w", p.Name, err)
+			if err := DeletePod(ctx, c, &p, nil); err != nil {
+				return effect, err
 			}
 		}
 		effect += "; pods deleted"
@@ -499,9 +479,8 @@ func (in *Injector) flipGates(ctx context.Context, g GateFlip, rng *rand.Rand) (
 				}
 			}
 		}
-		patch := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":%q,"lastTransitionTime":%q}]}}`, g.Gate, status, time.Now().UTC().Format(time.RFC3339))
-		if _, err := in.Env.Client().CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
-			return strings.Join(set, ", "), fmt.Errorf("set gate on %s: %w", p.Name, err)
+		if err := SetPodCondition(ctx, in.Env.Client(), &p, g.Gate, status); err != nil {
+			return strings.Join(set, ", "), err
 		}
 		set = append(set, fmt.Sprintf("%s=%s", describe([]corev1.Pod{p}), status))
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/scenarios/yamltypes"
 )
 
 // Features are the labels scenarios may carry (Ginkgo --label-filter).
@@ -60,7 +61,7 @@ type Scenario struct {
 
 // Duration is a time.Duration written as "5s" or "1m30s" in YAML (one type
 // for scenarios and their chaos steps).
-type Duration = chaos.Duration
+type Duration = yamltypes.Duration
 
 // PodBehavior is pods.Behavior in YAML.
 type PodBehavior struct {

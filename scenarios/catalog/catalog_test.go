@@ -27,8 +27,23 @@ func TestCatalogLoadsAndCoversEveryFeature(t *testing.T) {
 	}
 	for _, s := range all {
 		if s.HasChaos() {
-			t.Errorf("%s (%s) injects chaos: it belongs in chaos/catalog, which the chaos suite runs", s.Name, s.File)
+			t.Errorf("%s (%s) injects chaos: it belongs in chaos/, which the chaos suite runs", s.Name, s.File)
 		}
 	}
 	t.Logf("%d scenarios", len(all))
+}
+
+func TestChaosCatalogLoads(t *testing.T) {
+	all, err := LoadChaos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		if !s.HasChaos() {
+			t.Errorf("%s (%s) injects no chaos: it belongs in conformance/", s.Name, s.File)
+		}
+	}
+	if len(all) < 8 {
+		t.Errorf("%d chaos scenarios, want at least 8", len(all))
+	}
 }

@@ -1,4 +1,4 @@
-// The chaos suite: the chaos catalog (chaos/catalog) against every controller
+// The chaos suite: the chaos catalog (scenarios/catalog/chaos) against every controller
 // under test, on a local cluster (default) or kind, plus two checks of the
 // harness itself: the same seed gives the same action log, and a
 // deliberately broken reference controller is caught. Every spec is Serial:
@@ -24,13 +24,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	chaoscatalog "github.com/jobconform/jobconform/chaos/catalog"
+	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/scenarios"
-	"github.com/jobconform/jobconform/suites/cluster/local"
-	"github.com/jobconform/jobconform/suites/controllers"
-	"github.com/jobconform/jobconform/suites/harness"
-	"github.com/jobconform/jobconform/suites/runner"
+	"github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/suites/internal/controllers"
+	"github.com/jobconform/jobconform/suites/internal/harness"
+	"github.com/jobconform/jobconform/suites/internal/runner"
 )
 
 func TestChaos(t *testing.T) {
@@ -55,12 +55,13 @@ var (
 const nodeMonitorGrace = "30s"
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	cs, err := harness.ControllersUnderTest()
+	o, err := harness.OptionsFromEnv()
 	Expect(err).NotTo(HaveOccurred())
-	setup, err = harness.Setup(ctx, harness.Options{Controllers: cs, Progress: GinkgoWriter, TempDir: GinkgoT().TempDir(),
-		Local: local.Config{ExtraArgs: map[local.Component][]string{
-			local.ControllerManager: {"--node-monitor-grace-period=" + nodeMonitorGrace},
-		}}})
+	o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
+	if o.ProviderName() == "local" { // kind sets kube-controller-manager's flags through kubeadm, which the harness does not patch
+		o.Cluster.ExtraArgs = map[cluster.Component][]string{cluster.ControllerManager: {"--node-monitor-grace-period=" + nodeMonitorGrace}}
+	}
+	setup, err = harness.Setup(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
 	client, setup.Version, err = harness.Client(setup.Kubeconfig, setup.Version)
 	Expect(err).NotTo(HaveOccurred())
@@ -103,7 +104,7 @@ func find(all []*scenarios.Scenario, name string) *scenarios.Scenario {
 }
 
 var _ = Describe("chaos", Label("chaos"), Serial, func() {
-	all, err := chaoscatalog.Load()
+	all, err := catalog.LoadChaos()
 	if err != nil {
 		It("loads the chaos catalog", func() { Fail(err.Error()) })
 		return
@@ -155,7 +156,7 @@ var _ = Describe("chaos", Label("chaos"), Serial, func() {
 	// managedBy value, beside the real reference controller.
 	DescribeTable("catches a deliberately broken reference controller",
 		func(ctx SpecContext, fault, scenario, invariant string) {
-			if setup.Local == nil {
+			if setup.Cluster.Provider() != "local" {
 				Skip("the broken controller runs on the local provider")
 			}
 			name := "jobconform.io/broken-" + fault

@@ -30,8 +30,8 @@ import (
 
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
-	"github.com/jobconform/jobconform/suites/harness"
-	"github.com/jobconform/jobconform/suites/runner"
+	"github.com/jobconform/jobconform/suites/internal/harness"
+	"github.com/jobconform/jobconform/suites/internal/runner"
 )
 
 func TestConformance(t *testing.T) {
@@ -57,9 +57,10 @@ type shared struct {
 }
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	cs, err := harness.ControllersUnderTest()
+	o, err := harness.OptionsFromEnv()
 	Expect(err).NotTo(HaveOccurred())
-	setup, err = harness.Setup(ctx, harness.Options{Controllers: cs, Progress: GinkgoWriter, TempDir: GinkgoT().TempDir()})
+	o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
+	setup, err = harness.Setup(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
 	data, _ := json.Marshal(shared{setup.Kubeconfig, setup.Version})
 	return data

@@ -14,8 +14,8 @@ import (
 	"syscall"
 
 	"github.com/jobconform/jobconform/reports"
-	"github.com/jobconform/jobconform/suites/cluster/local"
-	"github.com/jobconform/jobconform/suites/k8sbin"
+	clusterpkg "github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 )
 
 const usage = `jobconform: a conformance and chaos harness for Kubernetes Job controllers.
@@ -96,12 +96,11 @@ func build(ctx context.Context, args []string) error {
 	return nil
 }
 
-// clusterFlags are the local-provider flags shared by commands.
-func clusterFlags(fs *flag.FlagSet) *local.Config {
-	cfg := &local.Config{}
+// clusterFlags are the cluster flags shared by commands.
+func clusterFlags(fs *flag.FlagSet) *clusterpkg.Config {
+	cfg := &clusterpkg.Config{}
 	fs.StringVar(&cfg.Version, "k8s-version", defaultVersion(), "Kubernetes release")
-	fs.IntVar(&cfg.NodeGroups, "node-groups", 3, "kwok processes, each owning a group of nodes")
-	fs.IntVar(&cfg.NodesPerGroup, "nodes-per-group", 1, "nodes per group")
+	fs.IntVar(&cfg.Nodes, "nodes", 3, "nodes (on the local provider each is lost and returned alone)")
 	fs.Func("feature-gates", "feature gates for every component, e.g. JobManagedBy=false,JobPodReplacementPolicy=true", func(s string) error {
 		gates, err := parseGates(s)
 		cfg.FeatureGates = gates
@@ -132,7 +131,7 @@ func cluster(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Progress = os.Stderr
-	c, err := local.Start(ctx, *cfg)
+	c, err := clusterpkg.Create(ctx, "local", *cfg)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func TestClusterCommandCleansUpOnSignal(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(bin, "cluster", "--node-groups", "2")
+			cmd := exec.Command(bin, "cluster", "--nodes", "2")
 			cmd.Env = append(os.Environ(), "ARTIFACTS="+t.TempDir())
 			stdout, _ := cmd.StdoutPipe()
 			cmd.Stderr = cmd.Stdout

@@ -1,0 +1,51 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/jobconform/jobconform/suites/cluster/internal/local"
+	"github.com/jobconform/jobconform/suites/internal/k8sbin"
+)
+
+// BenchmarkStartToReady measures local.Start until the cluster is ready (3
+// nodes, binaries cached) and prints the median; teardown is not timed.
+// make bench runs it with -benchtime 5x.
+func BenchmarkStartToReady(b *testing.B) {
+	v := os.Getenv(k8sbin.VersionEnv)
+	if v == "" {
+		v = k8sbin.DefaultVersion
+	}
+	ctx := context.Background()
+	if _, err := (&k8sbin.Builder{Progress: os.Stderr}).Ensure(ctx, v); err != nil {
+		b.Fatal(err)
+	}
+	logs := b.TempDir()
+	var runs []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		c, err := local.Start(ctx, local.Config{Version: v, LogDir: fmt.Sprintf("%s/run-%d", logs, i)})
+		d := time.Since(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := c.Stop(); err != nil {
+			b.Fatal(err)
+		}
+		runs = append(runs, d)
+		b.StartTimer()
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i] < runs[j] })
+	median := runs[len(runs)/2]
+	b.ReportMetric(median.Seconds(), "s-median")
+	if b.N >= 3 {
+		fmt.Printf("start-to-ready: %.2fs (median of %d runs; min %.2fs, max %.2fs; Kubernetes %s, 3 nodes)\n",
+			median.Seconds(), len(runs), runs[0].Seconds(), runs[len(runs)-1].Seconds(), v)
+	}
+}

@@ -1,0 +1,369 @@
+// Package local is the embedded cluster provider: a real etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler of a chosen Kubernetes version run
+// as supervised processes on 127.0.0.1, with kwok controllers playing the
+// kubelets of simulated nodes. No Docker, no root. Any component can be stopped,
+// restarted with other feature gates or swapped for another version's binary
+// while etcd keeps its data; node groups can be lost and brought back.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/jobconform/jobconform/suites/cluster/internal/provider"
+	"github.com/jobconform/jobconform/suites/internal/k8sbin"
+	"github.com/jobconform/jobconform/suites/internal/process"
+)
+
+// The contract's types, under the names this package's callers know.
+type (
+	Component = provider.Component
+	Restart   = provider.Restart
+)
+
+// The control-plane components of a local cluster.
+const (
+	Etcd              = provider.Etcd
+	APIServer         = provider.APIServer
+	ControllerManager = provider.ControllerManager
+	Scheduler         = provider.Scheduler
+)
+
+// Components lists the control plane in start order.
+var Components = provider.Components
+
+// NodeGroupLabel marks which kwok process owns a node.
+const NodeGroupLabel = "jobconform.io/node-group"
+
+const (
+	serviceCIDR      = "10.96.0.0/16"
+	serviceClusterIP = "10.96.0.1" // a certificate SAN only: nothing listens or dials there
+)
+
+// Config describes a local cluster. The zero value is a valid default.
+type Config struct {
+	// Name labels the cluster in logs and kubeconfig; default "jobconform".
+	Name string
+	// Version is the Kubernetes release; default $JOBCONFORM_K8S_VERSION, else k8sbin.DefaultVersion.
+	Version string
+	// NodeGroups is the number of kwok processes (each one loses or keeps its
+	// nodes together); NodesPerGroup the nodes each owns. Defaults 3 and 1.
+	NodeGroups    int
+	NodesPerGroup int
+	// FeatureGates are passed to the apiserver, controller-manager and scheduler.
+	FeatureGates map[string]bool
+	// ExtraArgs are appended to a component's flags (later flags win).
+	ExtraArgs map[Component][]string
+	// LogDir keeps component logs after the cluster is gone; default
+	// $ARTIFACTS/clusters/<name>-<time>, else <cache dir>/logs/<name>-<time>.
+	LogDir string
+	// Progress receives a line per start-up step; nil discards.
+	Progress io.Writer
+	// Builder provides binaries; nil uses the default cache.
+	Builder *k8sbin.Builder
+	// StartTimeout bounds each wait for a component to become ready; default 90s.
+	StartTimeout time.Duration
+	// KwokStages make kwok's pods behave as a kubelet running them would
+	// (the caller's pod model: scenarios/pods renders them).
+	KwokStages []byte
+}
+
+func (c *Config) setDefaults() error {
+	var err error
+	if c.Name, c.Version, err = provider.NameAndVersion(c.Name, c.Version); err != nil {
+		return err
+	}
+	if c.NodeGroups == 0 {
+		c.NodeGroups = 3
+	}
+	if c.NodesPerGroup == 0 {
+		c.NodesPerGroup = 1
+	}
+	if c.NodeGroups < 1 || c.NodesPerGroup < 1 {
+		return fmt.Errorf("a local cluster needs at least one node group of at least one node (got %d groups of %d)", c.NodeGroups, c.NodesPerGroup)
+	}
+	for comp := range c.ExtraArgs {
+		if !provider.Known(comp) {
+			return fmt.Errorf("ExtraArgs for unknown component %q: use one of %v", comp, Components)
+		}
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	if c.Builder == nil {
+		c.Builder = &k8sbin.Builder{Progress: c.Progress}
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = 90 * time.Second
+	}
+	if c.LogDir == "" {
+		if c.LogDir, err = provider.DefaultLogDir(c.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// componentState is what a component runs with now: its binary's version,
+// the feature gates that override the cluster's, its emulated version.
+type componentState struct {
+	bins     *k8sbin.Set
+	gates    map[string]bool
+	emulated string // --emulated-version, "" for none
+}
+
+// Cluster is a running local cluster. All methods are safe for concurrent use.
+type Cluster struct {
+	cfg      Config
+	stateDir string // removed by Stop: certificates, etcd data, kubeconfigs
+	kwokPath string
+	pki      pki
+	ports    map[Component]int
+	peerPort int
+
+	mu     sync.Mutex
+	procs  map[Component]*process.Process
+	state  map[Component]*componentState
+	groups []*process.Process // kwok, one per node group
+	stop   sync.Once
+	err    error
+
+	kubeconfig string
+	rest       *rest.Config
+	client     kubernetes.Interface
+}
+
+// Start brings a cluster up and returns when it is ready: /readyz answers ok,
+// the controller-manager and scheduler are healthy, the controllers run (the
+// default ServiceAccount exists) and every node is Ready and schedulable.
+// On failure it leaves nothing running and says which component failed, with
+// the tail of its log.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	bins, err := cfg.Builder.Ensure(ctx, cfg.Version)
+	if err != nil {
+		return nil, err
+	}
+	sweepStale()
+	stateDir, err := os.MkdirTemp("", "jobconform-"+cfg.Name+"-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(stateDir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(stateDir)
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil {
+		os.RemoveAll(stateDir)
+		return nil, fmt.Errorf("log directory: %w", err)
+	}
+	c := &Cluster{
+		cfg:      cfg,
+		stateDir: stateDir,
+		kwokPath: bins.Path(k8sbin.Kwok),
+		pki:      pki{dir: filepath.Join(stateDir, "pki")},
+		procs:    map[Component]*process.Process{},
+		state:    map[Component]*componentState{},
+	}
+	for _, comp := range Components {
+		c.state[comp] = &componentState{bins: bins}
+		c.procs[comp] = process.New(string(comp), filepath.Join(cfg.LogDir, string(comp)+".log"))
+	}
+	if err := c.bringUp(ctx); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("local cluster %q (Kubernetes %s) did not start: %w\ncomponent logs: %s", cfg.Name, cfg.Version, err, cfg.LogDir)
+	}
+	return c, nil
+}
+
+func (c *Cluster) bringUp(ctx context.Context) error {
+	t0 := time.Now()
+	step := func(format string, args ...any) {
+		fmt.Fprintf(c.cfg.Progress, "[%5.2fs] %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
+	}
+	if err := c.pki.generate(); err != nil {
+		return fmt.Errorf("certificates: %w", err)
+	}
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	c.ports = map[Component]int{Etcd: ports[0], APIServer: ports[1], ControllerManager: ports[2], Scheduler: ports[3]}
+	c.peerPort = ports[4]
+	server := fmt.Sprintf("https://127.0.0.1:%d", c.ports[APIServer])
+	for _, kc := range []struct{ file, cert, key string }{
+		{"admin.kubeconfig", adminCert, adminKey},
+		{"kube-controller-manager.kubeconfig", kcmCert, kcmKey},
+		{"kube-scheduler.kubeconfig", schedCert, schedKey},
+		{"kwok.kubeconfig", kwokCert, kwokKey},
+	} {
+		if err := writeKubeconfig(filepath.Join(c.stateDir, kc.file), c.cfg.Name, server, c.pki.path(caCert), c.pki.path(kc.cert), c.pki.path(kc.key)); err != nil {
+			return err
+		}
+	}
+	c.kubeconfig = filepath.Join(c.stateDir, "admin.kubeconfig")
+	if c.rest, err = restConfigFrom(c.kubeconfig); err != nil {
+		return err
+	}
+	if c.client, err = kubernetes.NewForConfig(c.rest); err != nil {
+		return err
+	}
+	if err := c.writeKwokConfig(); err != nil {
+		return err
+	}
+
+	step("starting etcd %s", c.state[Etcd].bins.EtcdVersion)
+	if err := c.startComponent(ctx, Etcd); err != nil {
+		return err
+	}
+	step("starting kube-apiserver %s", c.cfg.Version)
+	if err := c.startComponent(ctx, APIServer); err != nil {
+		return err
+	}
+	step("apiserver ready; starting controller-manager, scheduler and %d kwok node groups", c.cfg.NodeGroups)
+	if err := c.createNodes(ctx); err != nil {
+		return err
+	}
+	errs := make(chan error, 2+c.cfg.NodeGroups)
+	go func() { errs <- c.startComponent(ctx, ControllerManager) }()
+	go func() { errs <- c.startComponent(ctx, Scheduler) }()
+	for g := 0; g < c.cfg.NodeGroups; g++ {
+		c.groups = append(c.groups, process.New(fmt.Sprintf("kwok-%s", groupName(g)), filepath.Join(c.cfg.LogDir, fmt.Sprintf("kwok-%s.log", groupName(g)))))
+	}
+	for g := range c.groups {
+		go func() { errs <- c.StartNodeGroup(ctx, g) }()
+	}
+	var all []error
+	for i := 0; i < 2+c.cfg.NodeGroups; i++ {
+		all = append(all, <-errs)
+	}
+	if err := errors.Join(all...); err != nil {
+		return err
+	}
+	step("waiting for the controllers (default ServiceAccount) and Ready nodes")
+	if err := c.waitControllersRunning(ctx); err != nil {
+		return err
+	}
+	if err := c.WaitNodesReady(ctx, c.cfg.StartTimeout); err != nil {
+		return err
+	}
+	step("cluster ready: kubeconfig %s", c.kubeconfig)
+	return nil
+}
+
+// Kubeconfig is the path of an admin kubeconfig (system:masters) for the cluster.
+func (c *Cluster) Kubeconfig() string { return c.kubeconfig }
+
+// RESTConfig returns a copy of the admin client configuration.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }
+
+// Client is an admin clientset.
+func (c *Cluster) Client() kubernetes.Interface { return c.client }
+
+// Version is the Kubernetes release the cluster started with.
+func (c *Cluster) Version() string { return c.cfg.Version }
+
+// LogDir is where component logs are kept.
+func (c *Cluster) LogDir() string { return c.cfg.LogDir }
+
+// ComponentVersion is the Kubernetes release a component runs now.
+func (c *Cluster) ComponentVersion(comp Component) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state[comp].bins.Version
+}
+
+// Stop ends every process of the cluster and removes its state directory; the
+// logs stay in LogDir. It is idempotent and returns the first error.
+func (c *Cluster) Stop() error {
+	c.stop.Do(func() {
+		var errs []error
+		stopAll := func(ps []*process.Process) {
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			for _, p := range ps {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := p.Stop(3 * time.Second); err != nil {
+						mu.Lock()
+						errs = append(errs, err)
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+		}
+		c.mu.Lock()
+		groups := append([]*process.Process(nil), c.groups...)
+		procs := c.procs
+		c.mu.Unlock()
+		// Clients first, then the apiserver, etcd last.
+		stopAll(append(groups, procs[ControllerManager], procs[Scheduler]))
+		stopAll([]*process.Process{procs[APIServer]})
+		stopAll([]*process.Process{procs[Etcd]})
+		if err := os.RemoveAll(c.stateDir); err != nil {
+			errs = append(errs, err)
+		}
+		c.err = errors.Join(errs...)
+	})
+	return c.err
+}
+
+func groupName(g int) string { return fmt.Sprintf("g%d", g) }
+
+// NodeName is the name of node i of group g.
+func NodeName(g, i int) string { return fmt.Sprintf("kwok-%s-n%d", groupName(g), i) }
+
+// NodeGroups is the number of node groups.
+func (c *Cluster) NodeGroups() int { return c.cfg.NodeGroups }
+
+// NodesOf lists the nodes node group g owns.
+func (c *Cluster) NodesOf(g int) []string {
+	var names []string
+	for i := 0; i < c.cfg.NodesPerGroup; i++ {
+		names = append(names, NodeName(g, i))
+	}
+	return names
+}
+
+// NodeGroupOf returns the group that owns node, or -1.
+func (c *Cluster) NodeGroupOf(node string) int {
+	for g := 0; g < c.cfg.NodeGroups; g++ {
+		for _, n := range c.NodesOf(g) {
+			if n == node {
+				return g
+			}
+		}
+	}
+	return -1
+}
+
+func gatesFlag(gates ...map[string]bool) string {
+	merged := map[string]bool{}
+	for _, m := range gates {
+		for k, v := range m {
+			merged[k] = v
+		}
+	}
+	var parts []string
+	for k, v := range merged {
+		parts = append(parts, k+"="+strconv.FormatBool(v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}

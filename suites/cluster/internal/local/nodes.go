@@ -1,0 +1,226 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/jobconform/jobconform/suites/internal/process"
+)
+
+// kwokConfig makes kwok keep its nodes Ready and their leases fresh, the way a
+// kubelet does; both stop the moment the kwok process stops (node loss).
+//
+//go:embed stages/kwok.yaml
+var kwokConfig []byte
+
+func (c *Cluster) kwokConfigPath() string { return filepath.Join(c.stateDir, "kwok.yaml") }
+
+func (c *Cluster) writeKwokConfig() error {
+	var buf bytes.Buffer
+	buf.Write(kwokConfig)
+	buf.WriteString("\n---\n")
+	buf.Write(c.cfg.KwokStages)
+	return os.WriteFile(c.kwokConfigPath(), buf.Bytes(), 0o644)
+}
+
+// createNodes registers every node with the capacity a scheduler needs; the
+// owning kwok process then reports it Ready.
+func (c *Cluster) createNodes(ctx context.Context) error {
+	for g := 0; g < c.cfg.NodeGroups; g++ {
+		for _, name := range c.NodesOf(g) {
+			if err := c.createNode(ctx, g, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) createNode(ctx context.Context, g int, name string) error {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("250"),
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				NodeGroupLabel:           groupName(g),
+				"kubernetes.io/hostname": name,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+				"type":                   "kwok",
+			},
+			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+		},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+	_, err := c.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create node %s: %w", name, err)
+	}
+	return nil
+}
+
+// RecreateNodes registers again any node of group g that was deleted (for
+// example by a node-loss scenario that deletes the Node object).
+func (c *Cluster) RecreateNodes(ctx context.Context, g int) error {
+	for _, name := range c.NodesOf(g) {
+		if err := c.createNode(ctx, g, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StopNodeGroup stops the kwok process of group g: its nodes stop renewing
+// their leases and its pods freeze as on a lost node.
+func (c *Cluster) StopNodeGroup(g int) error {
+	p, err := c.group(g)
+	if err != nil {
+		return err
+	}
+	return p.Stop(5 * time.Second)
+}
+
+// StartNodeGroup starts (or restarts after StopNodeGroup) the kwok process of
+// group g and waits until its nodes report Ready.
+func (c *Cluster) StartNodeGroup(ctx context.Context, g int) error {
+	p, err := c.group(g)
+	if err != nil {
+		return err
+	}
+	p.SetCommand(c.kwokPath,
+		"--kubeconfig="+filepath.Join(c.stateDir, "kwok.kubeconfig"),
+		"--config="+c.kwokConfigPath(),
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-label-selector="+NodeGroupLabel+"="+groupName(g),
+		// Pod and node IPs are status data only; nothing dials them.
+		fmt.Sprintf("--cidr=10.244.%d.0/24", g),
+		"--node-ip=127.0.0.1",
+	)
+	// A returning kubelet renews its own Lease at once. Each kwok process has a
+	// fresh identity and would wait up to 40s for the dead one's Lease to
+	// expire, so the Leases of the (stopped) previous process go first.
+	for _, name := range c.NodesOf(g) {
+		err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("node group %d: clear lease %s: %w", g, name, err)
+		}
+	}
+	started := time.Now()
+	if err := p.Start(); err != nil {
+		return err
+	}
+	if err := c.waitLeases(ctx, c.NodesOf(g), started, p); err != nil {
+		return err
+	}
+	return c.waitNodes(ctx, c.NodesOf(g), c.cfg.StartTimeout, false, p)
+}
+
+// waitLeases waits until the node Leases of names exist again, renewed by the
+// process started at started.
+func (c *Cluster) waitLeases(ctx context.Context, names []string, started time.Time, owner *process.Process) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, c.cfg.StartTimeout, true, func(ctx context.Context) (bool, error) {
+		if !owner.Running() {
+			return false, fmt.Errorf("%s", owner.DescribeExit())
+		}
+		for _, name := range names {
+			l, err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			// RenewTime has microsecond precision; allow a second of clock rounding.
+			if l.Spec.RenewTime == nil || l.Spec.RenewTime.Time.Before(started.Add(-time.Second)) {
+				last = "lease " + name + " not renewed yet"
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil && wait.Interrupted(err) {
+		return fmt.Errorf("%s did not take its node leases within %s: %s; log %s", owner.Name, c.cfg.StartTimeout, last, owner.LogPath)
+	}
+	return err
+}
+
+func (c *Cluster) group(g int) (*process.Process, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g < 0 || g >= len(c.groups) {
+		return nil, fmt.Errorf("no node group %d: the cluster has %d (0..%d)", g, len(c.groups), len(c.groups)-1)
+	}
+	return c.groups[g], nil
+}
+
+// NodeGroupRunning tells whether group g's kwok process runs.
+func (c *Cluster) NodeGroupRunning(g int) bool {
+	p, err := c.group(g)
+	return err == nil && p.Running()
+}
+
+// WaitNodesReady waits until every node is Ready and carries none of the
+// not-ready/unreachable taints, so the scheduler places pods on all of them.
+func (c *Cluster) WaitNodesReady(ctx context.Context, timeout time.Duration) error {
+	var names []string
+	for g := 0; g < c.cfg.NodeGroups; g++ {
+		names = append(names, c.NodesOf(g)...)
+	}
+	return c.waitNodes(ctx, names, timeout, true, nil)
+}
+
+func (c *Cluster) waitNodes(ctx context.Context, names []string, timeout time.Duration, schedulable bool, owner *process.Process) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if owner != nil && !owner.Running() {
+			return false, fmt.Errorf("%s", owner.DescribeExit())
+		}
+		for _, name := range names {
+			node, err := c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			if !nodeReady(node) {
+				last = "node " + name + " not Ready"
+				return false, nil
+			}
+			if schedulable {
+				for _, t := range node.Spec.Taints {
+					if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+						last = "node " + name + " still tainted " + t.Key
+						return false, nil
+					}
+				}
+			}
+		}
+		return true, nil
+	})
+	if err != nil && wait.Interrupted(err) {
+		return fmt.Errorf("nodes %v not ready after %s: %s", names, timeout, last)
+	}
+	return err
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

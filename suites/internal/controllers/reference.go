@@ -1,0 +1,206 @@
+// Package controllers starts and controls the Job controllers under test that
+// the harness itself runs: today the reference controller, as a supervised
+// process with its own least-privileged identity.
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/controller/deploy"
+	"github.com/jobconform/jobconform/suites/internal/process"
+)
+
+// ReferencePackage is the reference controller's main package.
+const ReferencePackage = "github.com/jobconform/jobconform/controller/cmd/reference-controller"
+
+// ReferenceUser is the identity the harness runs the reference controller as.
+const ReferenceUser = "jobconform:reference-controller"
+
+// BuildReference compiles the reference controller into dir and returns the
+// binary's path. The go build cache makes repeated builds cheap.
+func BuildReference(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "reference-controller")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ReferencePackage)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the reference controller (run from inside the jobconform module): %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// GrantReference installs the controller's ClusterRole from its manifest and
+// binds it to ReferenceUser, so tests prove the manifest is enough.
+func GrantReference(ctx context.Context, client kubernetes.Interface) error {
+	for _, doc := range bytes.Split(deploy.RBAC, []byte("\n---\n")) {
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			return fmt.Errorf("rbac.yaml: %w", err)
+		}
+		if meta.Kind != "ClusterRole" {
+			continue
+		}
+		var role rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict(doc, &role); err != nil {
+			return fmt.Errorf("rbac.yaml ClusterRole: %w", err)
+		}
+		if _, err := client.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: deploy.ClusterRoleName + "-harness"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: deploy.ClusterRoleName},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: ReferenceUser}},
+	}
+	if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// Reference is a running (or stopped) reference controller process.
+type Reference struct {
+	// Binary, Kubeconfig and LogDir must be set; Name defaults to controller.DefaultName.
+	Binary     string
+	Kubeconfig string
+	LogDir     string
+	Name       string
+	Unmanaged  bool
+	Gates      map[string]bool
+	// Faults are --inject-fault values: a deliberately broken controller.
+	Faults []string
+
+	proc *process.Process
+	port int
+}
+
+// Start runs the controller and waits until it serves /healthz.
+func (r *Reference) Start(ctx context.Context) error {
+	if r.Name == "" {
+		r.Name = controller.DefaultName
+	}
+	if r.proc == nil {
+		if err := os.MkdirAll(r.LogDir, 0o755); err != nil {
+			return err
+		}
+		r.proc = process.New(r.logName(), r.LogPath())
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	r.port = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	args := []string{
+		"--kubeconfig=" + r.Kubeconfig,
+		"--name=" + r.Name,
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(r.port),
+		"--v=2",
+	}
+	if r.Unmanaged {
+		args = append(args, "--unmanaged")
+	}
+	for _, f := range r.Faults {
+		args = append(args, "--inject-fault="+f)
+	}
+	if len(r.Gates) > 0 {
+		var g []string
+		for k, v := range r.Gates {
+			g = append(g, k+"="+strconv.FormatBool(v))
+		}
+		sort.Strings(g)
+		args = append(args, "--feature-gates="+strings.Join(g, ","))
+	}
+	r.proc.SetCommand(r.Binary, args...)
+	if err := r.proc.Start(); err != nil {
+		return err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", r.port)
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-r.proc.Exited():
+			return false, fmt.Errorf("%s", r.proc.DescribeExit())
+		default:
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		_ = r.proc.Kill()
+		return fmt.Errorf("reference controller not healthy: %w", err)
+	}
+	return nil
+}
+
+// Stop ends the controller gracefully.
+func (r *Reference) Stop() error {
+	if r.proc == nil {
+		return nil
+	}
+	return r.proc.Stop(10 * time.Second)
+}
+
+// Kill ends the controller with SIGKILL, mid-work.
+func (r *Reference) Kill() error {
+	if r.proc == nil {
+		return nil
+	}
+	return r.proc.Kill()
+}
+
+// Restart stops the controller and starts it with new gates (nil keeps them).
+func (r *Reference) Restart(ctx context.Context, gates map[string]bool) error {
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	if gates != nil {
+		r.Gates = gates
+	}
+	return r.Start(ctx)
+}
+
+// LogPath is the controller's log file (every run appends to it).
+func (r *Reference) LogPath() string { return filepath.Join(r.LogDir, r.logName()+".log") }
+
+// logName tells apart the logs of controllers with other names (a broken one beside the good one).
+func (r *Reference) logName() string {
+	if r.Name == "" || r.Name == controller.DefaultName {
+		return "reference-controller"
+	}
+	return "reference-controller-" + strings.NewReplacer("/", "-", ".", "-").Replace(r.Name)
+}
+
+// Metrics returns the controller's /metrics text.
+func (r *Reference) Metrics(ctx context.Context) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", r.port), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}

@@ -1,0 +1,90 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/suites/internal/controllers"
+	"github.com/jobconform/jobconform/suites/internal/runner"
+)
+
+// Chaos is the chaos environment for controller c (ref: the reference
+// process when c is a reference controller), or an error saying why this
+// set-up cannot inject chaos. Nodes and the apiserver are the cluster's
+// controls; the controller under test is kube-controller-manager for the
+// built-in one and the harness's process for a reference controller.
+func (e *Env) Chaos(c runner.Controller, ref *controllers.Reference) (chaos.Environment, error) {
+	if e.Cluster.Provider() == "existing" {
+		return nil, fmt.Errorf("chaos needs a cluster the harness controls (local or kind), not one given by %s", EnvKubeconfig)
+	}
+	if c.Name != runner.BuiltIn.Name && ref == nil {
+		return nil, fmt.Errorf("chaos against %s: the harness can restart only the controllers it started", c.Name)
+	}
+	return newChaosEnv(e.Cluster, ref), nil
+}
+
+// chaosEnv carries out chaos actions on a cluster.Cluster.
+type chaosEnv struct {
+	cluster cluster.Cluster
+	ref     *controllers.Reference // nil: the built-in controller is under test
+
+	mu sync.Mutex
+	// defaultGates are the reference controller's gates before the first flip.
+	defaultGates map[string]bool
+	saved        bool
+}
+
+func newChaosEnv(c cluster.Cluster, ref *controllers.Reference) *chaosEnv {
+	return &chaosEnv{cluster: c, ref: ref}
+}
+
+var _ chaos.Environment = (*chaosEnv)(nil)
+
+func (e *chaosEnv) Client() kubernetes.Interface { return e.cluster.Client() }
+
+func (e *chaosEnv) LoseNode(ctx context.Context, node string) error {
+	return e.cluster.LoseNode(ctx, node)
+}
+
+func (e *chaosEnv) ReturnNode(ctx context.Context, node string) error {
+	return e.cluster.ReturnNode(ctx, node)
+}
+
+// RestartController restarts the controller under test; gates replace its
+// gates (an empty map restores the ones it started with).
+func (e *chaosEnv) RestartController(ctx context.Context, crash bool, gates map[string]bool) error {
+	reset := gates != nil && len(gates) == 0
+	if e.ref == nil {
+		return e.cluster.RestartComponent(ctx, cluster.ControllerManager, cluster.Restart{Crash: crash, FeatureGates: gates, ResetFeatureGates: reset})
+	}
+	e.mu.Lock()
+	if !e.saved {
+		e.defaultGates, e.saved = e.ref.Gates, true
+	}
+	if reset {
+		gates = e.defaultGates
+		if gates == nil {
+			gates = map[string]bool{}
+		}
+	}
+	e.mu.Unlock()
+	if crash {
+		if err := e.ref.Kill(); err != nil {
+			return err
+		}
+		if gates != nil {
+			e.ref.Gates = gates
+		}
+		return e.ref.Start(ctx)
+	}
+	return e.ref.Restart(ctx, gates)
+}
+
+func (e *chaosEnv) RestartAPIServer(ctx context.Context, crash bool) error {
+	return e.cluster.RestartComponent(ctx, cluster.APIServer, cluster.Restart{Crash: crash})
+}

@@ -1,0 +1,231 @@
+// Package harness brings up what a controller suite judges against: a
+// cluster from a provider of suites/cluster, the reference controller when it
+// is under test, and an external controller when the user gives its command.
+// The conformance and chaos suites share it. Its configuration is explicit
+// (Options); OptionsFromEnv reads the JOBCONFORM_* variables, once.
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/suites/internal/controllers"
+	"github.com/jobconform/jobconform/suites/internal/process"
+	"github.com/jobconform/jobconform/suites/internal/runner"
+)
+
+// The environment variables the suites read (README, "Pointing it elsewhere").
+const (
+	EnvVersion         = "JOBCONFORM_K8S_VERSION"
+	EnvProvider        = "JOBCONFORM_PROVIDER"
+	EnvKubeconfig      = "JOBCONFORM_KUBECONFIG"
+	EnvControllers     = "JOBCONFORM_CONTROLLERS"
+	EnvExternalName    = "JOBCONFORM_EXTERNAL_MANAGED_BY"
+	EnvExternalFinal   = "JOBCONFORM_EXTERNAL_FINALIZER"
+	EnvExternalCommand = "JOBCONFORM_EXTERNAL_COMMAND"
+)
+
+// Options shape the set-up.
+type Options struct {
+	// Provider names the cluster provider (suites/cluster.Names); "" is local,
+	// or existing when Cluster.Kubeconfig is set.
+	Provider string
+	// Cluster describes the cluster (release, extra flags, kubeconfig of an existing one).
+	Cluster cluster.Config
+	// Controllers are the controllers under test.
+	Controllers []runner.Controller
+	// ExternalCommand starts the external controller (KUBECONFIG set); "" means it already runs.
+	ExternalCommand string
+	// Progress receives progress lines.
+	Progress io.Writer
+	// TempDir holds the reference controller's binary.
+	TempDir string
+}
+
+// OptionsFromEnv reads the JOBCONFORM_* variables.
+func OptionsFromEnv() (Options, error) {
+	o := Options{
+		Provider:        os.Getenv(EnvProvider),
+		Cluster:         cluster.Config{Version: os.Getenv(EnvVersion), Kubeconfig: os.Getenv(EnvKubeconfig)},
+		ExternalCommand: os.Getenv(EnvExternalCommand),
+	}
+	switch {
+	case o.Cluster.Kubeconfig != "" && o.Provider == "":
+		o.Provider = "existing"
+	case o.Cluster.Kubeconfig != "" && o.Provider != "existing":
+		return o, fmt.Errorf("%s and %s=%s: choose one (an existing cluster, or one the harness creates)", EnvKubeconfig, EnvProvider, o.Provider)
+	}
+	if _, ok := cluster.Providers[o.ProviderName()]; !ok {
+		return o, fmt.Errorf("%s=%q: use one of %s (or set %s for an existing cluster)", EnvProvider, o.Provider, strings.Join(cluster.Names(), ", "), EnvKubeconfig)
+	}
+	var err error
+	o.Controllers, err = controllersFromEnv()
+	return o, err
+}
+
+// ProviderName is the provider Setup uses.
+func (o Options) ProviderName() string {
+	if o.Provider == "" {
+		return cluster.DefaultProvider
+	}
+	return o.Provider
+}
+
+// ControllersUnderTest reads JOBCONFORM_CONTROLLERS (default builtin,reference).
+func ControllersUnderTest() ([]runner.Controller, error) { return controllersFromEnv() }
+
+func controllersFromEnv() ([]runner.Controller, error) {
+	names := os.Getenv(EnvControllers)
+	if names == "" {
+		names = "builtin,reference"
+	}
+	var out []runner.Controller
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		switch n {
+		case "builtin":
+			out = append(out, runner.BuiltIn)
+		case "reference":
+			out = append(out, runner.Reference)
+		case "external":
+			mb := os.Getenv(EnvExternalName)
+			if mb == "" {
+				return nil, fmt.Errorf("%s has external: set %s to its spec.managedBy value", EnvControllers, EnvExternalName)
+			}
+			out = append(out, runner.Controller{Name: mb, ManagedBy: ptr.To(mb), Finalizer: os.Getenv(EnvExternalFinal)})
+		default:
+			return nil, fmt.Errorf("%s: unknown controller %q (use builtin, reference, external)", EnvControllers, n)
+		}
+	}
+	return out, nil
+}
+
+// Env is a running set-up. Only the process that called Setup owns it.
+type Env struct {
+	Cluster    cluster.Cluster
+	Kubeconfig string
+	Version    string
+	Reference  *controllers.Reference
+	External   *process.Process
+	// LogDir holds the controllers' logs (beside the cluster's).
+	LogDir string
+}
+
+// Setup brings up the cluster and the controllers under test. On error,
+// whatever was started is stopped again.
+func Setup(ctx context.Context, o Options) (_ *Env, err error) {
+	e := &Env{}
+	defer func() {
+		if err != nil {
+			_ = e.Stop()
+		}
+	}()
+	cfg := o.Cluster
+	cfg.Progress = o.Progress
+	if e.Cluster, err = cluster.Create(ctx, o.ProviderName(), cfg); err != nil {
+		return nil, err
+	}
+	e.Kubeconfig, e.Version, e.LogDir = e.Cluster.Kubeconfig(), e.Cluster.Version(), e.Cluster.LogDir()
+	for _, c := range o.Controllers {
+		if c.Name == runner.Reference.Name {
+			if e.Reference, err = e.StartReference(ctx, o.TempDir, "", nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cmd := o.ExternalCommand; cmd != "" {
+		if err := os.MkdirAll(e.LogDir, 0o755); err != nil {
+			return nil, err
+		}
+		e.External = process.New("external-controller", filepath.Join(e.LogDir, "external-controller.log"))
+		e.External.SetCommand("/bin/sh", "-c", "KUBECONFIG="+e.Kubeconfig+" exec "+cmd)
+		if err := e.External.Start(); err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvExternalCommand, err)
+		}
+		fmt.Fprintf(progress(o.Progress), "external controller started: %s (log %s)\n", cmd, e.External.LogPath)
+	}
+	return e, nil
+}
+
+func progress(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// StartReference builds and starts a reference controller answering to name
+// (default: the reference's own) with faults injected. Where the provider can
+// issue a user's kubeconfig it runs as the least-privilege user of
+// controller/deploy/rbac.yaml, else with the admin kubeconfig.
+func (e *Env) StartReference(ctx context.Context, dir, name string, faults []string) (*controllers.Reference, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	bin, err := controllers.BuildReference(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	ref := &controllers.Reference{Binary: bin, Kubeconfig: e.Kubeconfig, LogDir: e.LogDir, Name: name, Faults: faults}
+	switch kc, err := e.Cluster.UserKubeconfig(controllers.ReferenceUser); {
+	case errors.Is(err, cluster.ErrUnsupported):
+	case err != nil:
+		return nil, err
+	default:
+		if err := controllers.GrantReference(ctx, e.Cluster.Client()); err != nil {
+			return nil, err
+		}
+		ref.Kubeconfig = kc
+	}
+	if err := ref.Start(ctx); err != nil {
+		return nil, err
+	}
+	return ref, nil
+}
+
+// Client connects to the cluster of kubeconfig, and tells its release.
+func Client(kubeconfig, version string) (kubernetes.Interface, string, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	rc.QPS, rc.Burst = 100, 200
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, "", err
+	}
+	if version == "" {
+		info, err := client.Discovery().ServerVersion()
+		if err != nil {
+			return nil, "", fmt.Errorf("cluster at %s unreachable: check the kubeconfig and that the cluster runs: %w", rc.Host, err)
+		}
+		version = info.GitVersion
+	}
+	return client, version, nil
+}
+
+// Stop stops everything Setup started.
+func (e *Env) Stop() error {
+	var errs []error
+	if e.External != nil {
+		errs = append(errs, e.External.Stop(10*time.Second))
+	}
+	if e.Reference != nil {
+		errs = append(errs, e.Reference.Stop())
+	}
+	if e.Cluster != nil {
+		errs = append(errs, e.Cluster.Stop())
+	}
+	return errors.Join(errs...)
+}

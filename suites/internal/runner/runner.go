@@ -1,0 +1,439 @@
+// Package runner runs one scenario against one Job controller on a cluster:
+// it creates the Job in a fresh namespace, records everything, walks the
+// steps, lets the cluster settle and checks every invariant over the timeline.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/invariants"
+	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/suites/internal/kube"
+	"github.com/jobconform/jobconform/suites/internal/recorder"
+)
+
+// JobName is the name of every scenario's Job (each runs in its own namespace).
+const JobName = "job"
+
+// AbsentManager is the spec.managedBy of managedBy-silence scenarios: nothing answers to it.
+const AbsentManager = "jobconform.io/absent-controller"
+
+// Controller is a Job controller under test.
+type Controller struct {
+	// Name appears in spec names and reports: builtin, reference, or the user's.
+	Name string
+	// ManagedBy is written into each Job's spec.managedBy (nil: the built-in's Jobs).
+	ManagedBy *string
+	// Finalizer is the controller's pod tracking finalizer.
+	Finalizer string
+}
+
+// BuiltIn is kube-controller-manager's Job controller.
+var BuiltIn = Controller{Name: "builtin", Finalizer: batchv1.JobTrackingFinalizer}
+
+// Reference is jobconform's reference controller.
+var Reference = Controller{Name: "reference", ManagedBy: ptr.To(controller.DefaultName), Finalizer: controller.TrackingFinalizer}
+
+// StepResult is what happened at one step.
+type StepResult struct {
+	Index   int
+	What    string
+	OK      bool
+	Skipped bool
+	Message string
+	Time    time.Time
+}
+
+// Result is one scenario run.
+type Result struct {
+	Scenario   string
+	Controller string
+	Version    string
+	Namespace  string
+	// Skipped says why the scenario did not apply (version).
+	Skipped    string
+	Steps      []StepResult
+	Invariants []invariants.Result
+	Timeline   timeline.Timeline
+	Start, End time.Time
+	// Err is a failure of the harness, not of the controller (API errors...).
+	Err error
+	// Seed drove the chaos choices; Chaos lists the actions carried out.
+	Seed  uint64
+	Chaos []chaos.Record
+}
+
+// Options are what some scenarios need beyond a client.
+type Options struct {
+	// Chaos acts for chaos steps (nil: scenarios with chaos steps fail to run).
+	Chaos chaos.Environment
+	// Seed drives every random choice of the chaos steps.
+	Seed uint64
+}
+
+// Failures lists every broken step and invariant, for a verdict and a report.
+func (r *Result) Failures() []string {
+	var out []string
+	if r.Err != nil {
+		out = append(out, "harness error: "+r.Err.Error())
+	}
+	for _, s := range r.Steps {
+		if !s.OK && !s.Skipped {
+			out = append(out, fmt.Sprintf("step %d (%s): %s", s.Index, s.What, s.Message))
+		}
+	}
+	for _, inv := range r.Invariants {
+		for _, v := range inv.Violations {
+			out = append(out, "invariant "+v.String())
+		}
+	}
+	return out
+}
+
+// Run runs s against c on the cluster client reaches, whose Kubernetes release is version.
+func Run(ctx context.Context, client kubernetes.Interface, version string, s *scenarios.Scenario, c Controller) *Result {
+	return RunWith(ctx, client, version, s, c, Options{})
+}
+
+// RunWith is Run with options (chaos).
+func RunWith(ctx context.Context, client kubernetes.Interface, version string, s *scenarios.Scenario, c Controller, o Options) *Result {
+	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now(), Seed: o.Seed}
+	defer func() { r.End = time.Now() }()
+	if !s.ForController(c.Name) {
+		r.Skipped = fmt.Sprintf("scenario is for the %s controller(s) only", strings.Join(s.Controllers, ", "))
+		return r
+	}
+	if s.HasChaos() && o.Chaos == nil {
+		r.Err = fmt.Errorf("scenario %s injects chaos: run it from the chaos suite (suites/chaos)", s.Name)
+		return r
+	}
+	ok, err := scenarios.Applies(s.Versions, version)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if !ok {
+		r.Skipped = fmt.Sprintf("scenario holds for Kubernetes %s, the cluster runs %s", s.Versions, version)
+		return r
+	}
+	timeout := s.Timeout.Duration
+	if timeout == 0 {
+		timeout = 3 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	ns, err := kube.CreateNamespace(ctx, client, namespacePrefix(c.Name))
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.Namespace = ns
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		_ = kube.DeleteNamespace(cctx, client, ns)
+	}()
+	rec, err := recorder.Start(ctx, client, ns)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	defer func() { rec.Stop(); r.Timeline = rec.Entries() }()
+
+	job, err := buildJob(s, c)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if _, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		r.Err = fmt.Errorf("create the Job: %w", err)
+		return r
+	}
+	var inj *chaos.Injector
+	if o.Chaos != nil {
+		inj = chaos.NewInjector(o.Chaos, ns, JobName, o.Seed)
+		defer func() {
+			// Lost nodes return and gates reset even when the run failed.
+			cctx, ccancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer ccancel()
+			if err := inj.Close(cctx); err != nil && r.Err == nil {
+				r.Err = fmt.Errorf("undo chaos: %w", err)
+			}
+			r.Chaos = inj.Records()
+		}()
+	}
+	for i, st := range s.Steps {
+		res := runStep(ctx, client, ns, rec, i, st, version, inj)
+		r.Steps = append(r.Steps, res)
+		if !res.OK && !res.Skipped {
+			break
+		}
+	}
+	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
+	var policyOff []invariants.Span
+	if inj != nil {
+		policyOff = gateOffSpans(inj.Records(), "JobPodReplacementPolicy")
+	}
+	ictx := invariants.Context{PolicyOff: policyOff, Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
+		ReadyWithin: s.ReadyWithin.Duration}
+	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
+	return r
+}
+
+// gateOffSpans are the spans in which chaos steps had switched gate off in
+// the controller under test: from the start of the restart that switched it
+// off to the end of the one that switched it on again.
+func gateOffSpans(records []chaos.Record, gate string) []invariants.Span {
+	var out []invariants.Span
+	var off *invariants.Span
+	for _, r := range records {
+		on, set := r.Action.FeatureGates[gate]
+		if r.Action.FeatureGates != nil && len(r.Action.FeatureGates) == 0 {
+			on, set = true, true // back to the defaults
+		}
+		switch {
+		case !set:
+		case !on && off == nil:
+			off = &invariants.Span{From: r.Start}
+		case on && off != nil:
+			off.To = r.Time
+			out = append(out, *off)
+			off = nil
+		}
+	}
+	if off != nil {
+		out = append(out, *off)
+	}
+	return out
+}
+
+// namespacePrefix makes a DNS label out of a controller name such as
+// "example.com/my-controller".
+func namespacePrefix(controller string) string {
+	var b strings.Builder
+	b.WriteString("jc-")
+	for _, r := range strings.ToLower(controller) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+// buildJob renders the scenario's Job for controller c.
+func buildJob(s *scenarios.Scenario, c Controller) (*batchv1.Job, error) {
+	b, err := s.Pods.Behavior()
+	if err != nil {
+		return nil, err
+	}
+	spec := s.Job.DeepCopy()
+	if spec.Template.Spec.RestartPolicy == "" {
+		spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	}
+	b.Apply(&spec.Template)
+	spec.ManagedBy = c.ManagedBy
+	if s.ForeignManagedBy {
+		spec.ManagedBy = ptr.To(AbsentManager)
+	}
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName, Labels: map[string]string{"jobconform.io/scenario": s.Name}}, Spec: *spec}, nil
+}
+
+func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *recorder.Recorder, i int, st scenarios.Step, version string, inj *chaos.Injector) StepResult {
+	res := StepResult{Index: i, Time: time.Now()}
+	switch {
+	case st.Await != nil:
+		res.What = "await " + describePattern(*st.Await)
+	case st.Act != nil:
+		res.What = "act " + st.Act.Kind
+	default:
+		res.What = "chaos " + st.Chaos.Describe()
+	}
+	if ok, _ := scenarios.Applies(st.Versions, version); !ok {
+		res.Skipped, res.Message = true, "not a promise of Kubernetes "+version+" (step holds for "+st.Versions+")"
+		return res
+	}
+	if st.Chaos != nil {
+		if err := inj.Do(ctx, i, *st.Chaos); err != nil {
+			res.Message = "the harness could not inject it (no verdict on the controller): " + err.Error()
+			return res
+		}
+		res.OK = true
+		return res
+	}
+	if st.Act != nil {
+		if err := act(ctx, client, ns, *st.Act); err != nil {
+			res.Message = err.Error()
+			return res
+		}
+		res.OK = true
+		return res
+	}
+	timeout := st.Timeout.Duration
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	var lastWhy string
+	_, err := rec.WaitFor(ctx, timeout, res.What, func(e recorder.Entry) bool {
+		if e.Kind != "Job" || e.Name != JobName || e.Type == recorder.Deleted {
+			return false
+		}
+		ok, why := st.Await.Matches(e.Job().Status)
+		if !ok {
+			lastWhy = why
+		}
+		return ok
+	})
+	if err != nil {
+		res.Message = fmt.Sprintf("not reached within %s (last status: %s)", timeout, lastWhy)
+		return res
+	}
+	res.OK = true
+	return res
+}
+
+func describePattern(p scenarios.StatusPattern) string {
+	var parts []string
+	add := func(name string, v *int32) {
+		if v != nil {
+			parts = append(parts, fmt.Sprintf("%s=%d", name, *v))
+		}
+	}
+	add("active", p.Active)
+	add("ready", p.Ready)
+	add("terminating", p.Terminating)
+	add("succeeded", p.Succeeded)
+	add("failed", p.Failed)
+	if p.CompletedIndexes != nil {
+		parts = append(parts, "completedIndexes="+*p.CompletedIndexes)
+	}
+	if p.FailedIndexes != nil {
+		parts = append(parts, "failedIndexes="+*p.FailedIndexes)
+	}
+	for _, c := range p.Conditions {
+		parts = append(parts, c)
+	}
+	for _, c := range p.NotConditions {
+		parts = append(parts, "!"+c)
+	}
+	if p.Empty {
+		parts = append(parts, "empty status")
+	}
+	return strings.Join(parts, " ")
+}
+
+// settle waits until nothing changed for quiet, at most max.
+func settle(ctx context.Context, rec *recorder.Recorder, quiet, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) {
+		es := rec.Entries()
+		if len(es) == 0 || time.Since(es[len(es)-1].Time) >= quiet {
+			return
+		}
+		wait := quiet - time.Since(es[len(es)-1].Time)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// act performs one disturbance.
+func act(ctx context.Context, client kubernetes.Interface, ns string, a scenarios.Action) error {
+	switch a.Kind {
+	case scenarios.ActSuspend, scenarios.ActResume:
+		patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, a.Kind == scenarios.ActSuspend)
+		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	case scenarios.ActScale:
+		spec := map[string]any{}
+		if a.Parallelism != nil {
+			spec["parallelism"] = *a.Parallelism
+		}
+		if a.Completions != nil {
+			spec["completions"] = *a.Completions
+		}
+		patch := fmt.Sprintf(`{"spec":%s}`, mustJSON(spec))
+		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}
+	targets, err := targetPods(ctx, client, ns, a)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range targets {
+		switch a.Kind {
+		case scenarios.ActDeletePod:
+			errs = append(errs, chaos.DeletePod(ctx, client, &p, a.GracePeriod))
+		case scenarios.ActEvictPod:
+			errs = append(errs, chaos.EvictPod(ctx, client, &p))
+		case scenarios.ActFinishPod:
+			errs = append(errs, chaos.EndRun(ctx, client, &p, nil))
+		case scenarios.ActSetGate:
+			errs = append(errs, chaos.SetPodCondition(ctx, client, &p, a.Gate, a.Status))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// targetPods: the pods of the Job the action names (by index, all, or the
+// first listed): running ones, or for setGate any that is not finished.
+func targetPods(ctx context.Context, client kubernetes.Interface, ns string, a scenarios.Action) ([]corev1.Pod, error) {
+	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if kube.PodTerminal(&p) || p.DeletionTimestamp != nil || !kube.IsOwnedBy(&p, JobName) {
+			continue
+		}
+		// A readiness gate can be set on a pod that has not started; the
+		// other actions need a running process.
+		if a.Kind != scenarios.ActSetGate && p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		if a.Index != nil && p.Annotations[batchv1.JobCompletionIndexAnnotation] != fmt.Sprint(*a.Index) {
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no pod of the Job to act on", a.Kind)
+	}
+	if !a.All {
+		out = out[:1]
+	}
+	return out, nil
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // maps of int32 always marshal
+	}
+	return string(b)
+}
