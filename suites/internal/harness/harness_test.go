@@ -1,10 +1,13 @@
 package harness
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/jobconform/jobconform/suites/internal/runner"
+	"github.com/jobconform/jobconform/suites/cluster"
+
 )
 
 func TestControllersUnderTest(t *testing.T) {
@@ -30,18 +33,51 @@ func TestControllersUnderTest(t *testing.T) {
 	}
 }
 
-func TestSetupRejectsUnknownProvider(t *testing.T) {
+func TestOptionsFromEnvChoosesTheProvider(t *testing.T) {
+	t.Setenv(EnvControllers, "builtin")
 	t.Setenv(EnvKubeconfig, "")
 	t.Setenv(EnvProvider, "minikube")
-	_, err := Setup(t.Context(), Options{})
-	if err == nil || !strings.Contains(err.Error(), "use local or kind") {
+	if _, err := OptionsFromEnv(); err == nil || !strings.Contains(err.Error(), "use one of existing, kind, local") {
+		t.Fatalf("unknown provider: %v", err)
+	}
+	t.Setenv(EnvProvider, "")
+	t.Setenv(EnvKubeconfig, "/some/kubeconfig")
+	o, err := OptionsFromEnv()
+	if err != nil || o.ProviderName() != "existing" || o.Cluster.Kubeconfig != "/some/kubeconfig" {
+		t.Fatalf("a kubeconfig alone means the existing provider: %+v %v", o, err)
+	}
+	t.Setenv(EnvProvider, "kind")
+	if _, err := OptionsFromEnv(); err == nil || !strings.Contains(err.Error(), "choose one") {
+		t.Fatalf("kubeconfig and kind together: %v", err)
+	}
+	t.Setenv(EnvKubeconfig, "")
+	t.Setenv(EnvProvider, "")
+	if o, err := OptionsFromEnv(); err != nil || o.ProviderName() != "local" {
+		t.Fatalf("default: %+v %v", o, err)
+	}
+}
+
+func TestSetupRejectsUnknownProvider(t *testing.T) {
+	_, err := Setup(t.Context(), Options{Provider: "minikube"})
+	if err == nil || !strings.Contains(err.Error(), `unknown cluster provider "minikube"`) {
 		t.Fatalf("unknown provider: %v", err)
 	}
 }
 
-func TestChaosNeedsAControlledCluster(t *testing.T) {
-	e := &Env{Kubeconfig: "/dev/null"}
-	if _, err := e.Chaos(runner.BuiltIn, nil); err == nil || !strings.Contains(err.Error(), EnvKubeconfig) {
-		t.Fatalf("chaos on an existing cluster: %v", err)
+func TestSetupReportsAnUnreachableCluster(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	// A port nothing listens on, on this machine.
+	cfg := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Setup(t.Context(), Options{Provider: "existing", Cluster: cluster.Config{Kubeconfig: kc}})
+	if err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("unreachable cluster: %v", err)
+	}
+	_, err = Setup(t.Context(), Options{Provider: "existing", Cluster: cluster.Config{Kubeconfig: kc + ".missing"}})
+	if err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("missing kubeconfig: %v", err)
 	}
 }
