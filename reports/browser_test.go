@@ -30,7 +30,7 @@ func TestReportInHeadlessChromium(t *testing.T) {
 		t.Skip("headless Chromium not found: install Debian's chromium package (.ci/run does) to run this test")
 	}
 	dir := t.TempDir()
-	page, err := Write(dir, "jobconform report test", fixture)
+	page, err := Write(dir, "jobconform report test", load(t))
 	if err != nil {
 		t.Fatal(err)
 	}

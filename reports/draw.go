@@ -174,8 +174,8 @@ func Timeline(r Run) string {
 		}
 	}
 	for _, v := range r.Violations {
-		if t, ok := at(v.Clock); ok {
-			xx := x(t)
+		if !v.Time.IsZero() {
+			xx := x(v.Time)
 			fmt.Fprintf(&b, `<line class="violation" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#e00" stroke-width="3"><title>%s</title></line>`,
 				xx, xx, chartTop+chartH, html.EscapeString(v.Invariant+": "+v.Message))
 			anchor, dx := "start", 3.0

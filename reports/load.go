@@ -1,28 +1,37 @@
-// Package reports turns the suites' Ginkgo JSON reports (each spec carries its
-// verdict and its timeline as report entries) into what people read: one
-// self-contained HTML file (verdict matrix, a timeline per run drawn as SVG,
-// replacement latencies) and a Markdown summary for CI job pages.
+// Package reports turns finished runs (each spec's verdict, its Result and
+// its timeline) into what people read: one self-contained HTML file (verdict
+// matrix, a timeline per run drawn as SVG, replacement latencies) and a
+// Markdown summary for CI job pages. It knows no test framework: the suites
+// hand it Specs and the Result each run attached (suites/internal/ginkgoreport
+// reads them out of Ginkgo's JSON).
 package reports
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
-	"regexp"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/onsi/ginkgo/v2/types"
+	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
-// Report entry names under which each spec keeps its run (suites/harness
-// attaches them, Load reads them).
+// Report entry names under which each spec keeps its run.
 const (
 	EntryResult   = "jobconform.result"
 	EntryTimeline = "jobconform.timeline"
 )
+
+// Spec is what the test framework says of one spec.
+type Spec struct {
+	Suite   string
+	Text    string // the full spec text
+	Leaf    string // the spec's own text
+	Labels  []string
+	Verdict string // PASS, FAIL, skip
+	Seconds float64
+	// FailureMessage is the framework's failure, for specs that carry no Result.
+	FailureMessage string
+}
 
 // Run is one spec: a scenario against a controller at a Kubernetes version.
 type Run struct {
@@ -44,7 +53,7 @@ type Run struct {
 
 // ChaosAction is one injected disruption.
 type ChaosAction struct {
-	Time   string `json:"time"`
+	Time   string `json:"time"` // HH:MM:SS.mmm
 	Log    string `json:"log"`
 	Effect string `json:"effect,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -65,82 +74,63 @@ type Event struct {
 	Conditions                                    []string
 }
 
-// Violation is a broken invariant named in a failure line.
+// Violation is a broken invariant, at the change that broke it.
 type Violation struct {
-	Invariant string
-	Clock     string // HH:MM:SS.mmm as printed
-	Message   string
+	Invariant string    `json:"invariant"`
+	Time      time.Time `json:"time"`
+	Seq       int       `json:"seq"`
+	Revision  uint64    `json:"revision,omitempty"`
+	Message   string    `json:"message"`
 }
 
-var violationRE = regexp.MustCompile(`^invariant (\S+) at (\d\d:\d\d:\d\d\.\d{3}) \([^)]*\): (.*)$`)
-
-// Result is the machine-readable verdict attached to each spec's report.
+// Result is the machine-readable verdict each spec attaches (EntryResult).
 type Result struct {
 	Scenario   string   `json:"scenario"`
 	Controller string   `json:"controller"`
 	Version    string   `json:"version"`
 	Features   []string `json:"features,omitempty"`
-	Failures   []string `json:"failures,omitempty"`
-	Skipped    string   `json:"skipped,omitempty"`
-	Seconds    float64  `json:"seconds"`
+	// Failures are every broken step and invariant, a line each, for people.
+	Failures []string `json:"failures,omitempty"`
+	// Violations are the broken invariants among them, typed.
+	Violations []Violation `json:"violations,omitempty"`
+	Skipped    string      `json:"skipped,omitempty"`
+	Seconds    float64     `json:"seconds"`
 	// Seed and Chaos: the chaos seed and the actions carried out (chaos suite).
 	Seed  uint64        `json:"seed,omitempty"`
 	Chaos []ChaosAction `json:"chaos,omitempty"`
 }
 
-type rawEvent struct {
-	Time   time.Time `json:"time"`
-	Type   string    `json:"type"`
-	Kind   string    `json:"kind"`
-	Name   string    `json:"name"`
-	Object struct {
-		Metadata struct {
-			DeletionTimestamp *time.Time `json:"deletionTimestamp"`
-			CreationTimestamp time.Time  `json:"creationTimestamp"`
-		} `json:"metadata"`
-		Status struct {
-			Phase       string `json:"phase"`
-			Active      int32  `json:"active"`
-			Ready       *int32 `json:"ready"`
-			Terminating *int32 `json:"terminating"`
-			Failed      int32  `json:"failed"`
-			Succeeded   int32  `json:"succeeded"`
-			Conditions  []struct {
-				Type   string `json:"type"`
-				Status string `json:"status"`
-				Reason string `json:"reason"`
-			} `json:"conditions"`
-		} `json:"status"`
-	} `json:"object"`
-}
-
-// Load reads Ginkgo JSON report files and returns their runs, ordered by
-// scenario, controller and version. Specs without a jobconform result (the
-// harness's own checks) are kept with their Ginkgo verdict.
-func Load(paths ...string) ([]Run, error) {
-	var runs []Run
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		var reports []types.Report
-		if err := json.Unmarshal(data, &reports); err != nil {
-			return nil, fmt.Errorf("%s: not a Ginkgo JSON report: %w", p, err)
-		}
-		for _, rep := range reports {
-			for _, sr := range rep.SpecReports {
-				if sr.LeafNodeType != types.NodeTypeIt {
-					continue
-				}
-				r, err := runOf(rep.SuiteDescription, sr)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", p, sr.FullText(), err)
-				}
-				runs = append(runs, r)
-			}
+// NewRun joins a spec with the Result it attached (nil: the harness's own
+// checks, kept with the framework's verdict) and its timeline lines.
+func NewRun(s Spec, res *Result, lines string) (Run, error) {
+	r := Run{Suite: s.Suite, Spec: s.Text, Scenario: s.Leaf, Seconds: s.Seconds, Features: s.Labels, Verdict: s.Verdict}
+	if res != nil {
+		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations =
+			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations
+		if len(res.Features) > 0 {
+			r.Features = res.Features
 		}
 	}
+	if lines != "" {
+		evs, err := parseTimeline(lines)
+		if err != nil {
+			return r, err
+		}
+		r.Events = evs
+	}
+	// The verdict is on the controller: a spec that passes because it caught a
+	// controller broken on purpose still shows that controller failing.
+	if r.Verdict == "PASS" && len(r.Failures) > 0 {
+		r.Verdict = "FAIL"
+	}
+	if r.Verdict == "FAIL" && len(r.Failures) == 0 && s.FailureMessage != "" {
+		r.Failures = []string{s.FailureMessage}
+	}
+	return r, nil
+}
+
+// Sort orders runs by scenario, controller and version.
+func Sort(runs []Run) {
 	sort.SliceStable(runs, func(i, j int) bool {
 		a, b := runs[i], runs[j]
 		if a.Scenario != b.Scenario {
@@ -151,76 +141,45 @@ func Load(paths ...string) ([]Run, error) {
 		}
 		return a.Version < b.Version
 	})
-	return runs, nil
 }
 
-func runOf(suite string, sr types.SpecReport) (Run, error) {
-	r := Run{Suite: suite, Spec: sr.FullText(), Scenario: sr.LeafNodeText, Seconds: sr.RunTime.Seconds(), Features: sr.Labels()}
-	switch {
-	case sr.State.Is(types.SpecStateSkipped):
-		r.Verdict = "skip"
-	case sr.State.Is(types.SpecStateFailureStates):
-		r.Verdict = "FAIL"
-	default:
-		r.Verdict = "PASS"
-	}
-	for _, e := range sr.ReportEntries {
-		var s string
-		if err := json.Unmarshal([]byte(e.Value.AsJSON), &s); err != nil {
-			continue // not one of ours
-		}
-		switch e.Name {
-		case EntryResult:
-			var res Result
-			if err := json.Unmarshal([]byte(s), &res); err != nil {
-				return r, fmt.Errorf("%s entry: %w", EntryResult, err)
-			}
-			r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos =
-				res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos
-			if len(res.Features) > 0 {
-				r.Features = res.Features
-			}
-		case EntryTimeline:
-			evs, err := parseTimeline(s)
-			if err != nil {
-				return r, err
-			}
-			r.Events = evs
-		}
-	}
-	// The verdict is on the controller: a spec that passes because it caught a
-	// controller broken on purpose still shows that controller failing.
-	if r.Verdict == "PASS" && len(r.Failures) > 0 {
-		r.Verdict = "FAIL"
-	}
-	if r.Verdict == "FAIL" && len(r.Failures) == 0 && sr.Failure.Message != "" {
-		r.Failures = []string{sr.Failure.Message}
-	}
-	for _, f := range r.Failures {
-		if m := violationRE.FindStringSubmatch(f); m != nil {
-			r.Violations = append(r.Violations, Violation{Invariant: m[1], Clock: m[2], Message: m[3]})
-		}
-	}
-	return r, nil
+// object is what the drawings read of a timeline line's object.
+type object struct {
+	Metadata struct {
+		DeletionTimestamp *time.Time `json:"deletionTimestamp"`
+		CreationTimestamp time.Time  `json:"creationTimestamp"`
+	} `json:"metadata"`
+	Status struct {
+		Phase       string `json:"phase"`
+		Active      int32  `json:"active"`
+		Ready       *int32 `json:"ready"`
+		Terminating *int32 `json:"terminating"`
+		Failed      int32  `json:"failed"`
+		Succeeded   int32  `json:"succeeded"`
+		Conditions  []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+			Reason string `json:"reason"`
+		} `json:"conditions"`
+	} `json:"status"`
 }
 
 func parseTimeline(lines string) ([]Event, error) {
+	parsed, err := timeline.ParseLines(lines)
+	if err != nil {
+		return nil, err
+	}
 	var out []Event
-	sc := bufio.NewScanner(strings.NewReader(lines))
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
+	for _, l := range parsed {
+		var o object
+		if err := json.Unmarshal(l.Object, &o); err != nil {
+			return nil, fmt.Errorf("timeline %s %s: %w", l.Kind, l.Name, err)
 		}
-		var raw rawEvent
-		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
-			return nil, fmt.Errorf("timeline line: %w", err)
-		}
-		e := Event{Time: raw.Time, Type: raw.Type, Kind: raw.Kind, Name: raw.Name}
-		st := raw.Object.Status
-		switch raw.Kind {
+		e := Event{Time: l.Time, Type: string(l.Type), Kind: l.Kind, Name: l.Name}
+		st := o.Status
+		switch l.Kind {
 		case "Pod":
-			e.Phase, e.Deleting, e.Created = st.Phase, raw.Object.Metadata.DeletionTimestamp != nil, raw.Object.Metadata.CreationTimestamp
+			e.Phase, e.Deleting, e.Created = st.Phase, o.Metadata.DeletionTimestamp != nil, o.Metadata.CreationTimestamp
 		case "Job":
 			e.Active, e.Failed, e.Succeeded = st.Active, st.Failed, st.Succeeded
 			if st.Ready != nil {
@@ -239,5 +198,5 @@ func parseTimeline(lines string) ([]Event, error) {
 		}
 		out = append(out, e)
 	}
-	return out, sc.Err()
+	return out, nil
 }

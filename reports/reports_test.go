@@ -10,27 +10,43 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/onsi/ginkgo/v2/types"
 )
 
-// testdata/report.json holds two real specs (trimmed): the built-in passing
+// testdata/runs.json holds two real specs (trimmed; suites/internal/ginkgoreport
+// reads the same two out of Ginkgo's JSON): the built-in passing
 // prp-failed-sigterm on v1.37.1, and a failing chaos run.
-const fixture = "testdata/report.json"
+const fixture = "testdata/runs.json"
 
 func load(t *testing.T) []Run {
 	t.Helper()
-	runs, err := Load(fixture)
+	data, err := os.ReadFile(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var raw []struct {
+		Spec   Spec
+		Result *Result
+		Lines  string
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var runs []Run
+	for _, r := range raw {
+		run, err := NewRun(r.Spec, r.Result, r.Lines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+	}
+	Sort(runs)
 	if len(runs) != 2 {
 		t.Fatalf("%d runs, want 2", len(runs))
 	}
 	return runs
 }
 
-func TestLoad(t *testing.T) {
+func TestNewRun(t *testing.T) {
 	runs := load(t)
 	fail, pass := runs[0], runs[1] // sorted by scenario
 	if pass.Scenario != "prp-failed-sigterm" || pass.Controller != "builtin" || pass.Version != "v1.37.1" || pass.Verdict != "PASS" {
@@ -39,14 +55,14 @@ func TestLoad(t *testing.T) {
 	if len(pass.Events) == 0 {
 		t.Fatal("no timeline events")
 	}
-	if fail.Verdict != "FAIL" || len(fail.Violations) != 1 || fail.Violations[0].Invariant != "terminal-only-when-pods-terminal" || fail.Violations[0].Clock == "" {
+	if fail.Verdict != "FAIL" || len(fail.Violations) != 1 || fail.Violations[0].Invariant != "terminal-only-when-pods-terminal" || fail.Violations[0].Time.IsZero() {
 		t.Fatalf("fail run: verdict %s violations %+v", fail.Verdict, fail.Violations)
 	}
 	if len(fail.Chaos) == 0 || fail.Seed == 0 {
 		t.Fatalf("chaos run without its actions or seed: %+v", fail.Chaos)
 	}
-	if _, err := Load("reports_test.go"); err == nil || !strings.Contains(err.Error(), "not a Ginkgo JSON report") {
-		t.Fatalf("a Go file loaded as a report: %v", err)
+	if _, err := NewRun(Spec{Verdict: "PASS"}, nil, "not json\n"); err == nil || !strings.Contains(err.Error(), "timeline line 1") {
+		t.Fatalf("a broken timeline line read: %v", err)
 	}
 }
 
@@ -113,7 +129,7 @@ func TestLatencies(t *testing.T) {
 
 func TestWriteIsSelfContained(t *testing.T) {
 	dir := t.TempDir()
-	path, err := Write(dir, "jobconform test", fixture)
+	path, err := Write(dir, "jobconform test", load(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,10 +150,10 @@ func TestWriteIsSelfContained(t *testing.T) {
 }
 
 func TestCaughtBrokenControllerShowsFailing(t *testing.T) {
-	res, _ := json.Marshal(`{"scenario":"s","controller":"broken-x","version":"v1.37.1","failures":["invariant replacement-waits-under-failed at 06:00:00.000 (seq 1, rv 2): pod p created"]}`)
-	sr := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "catches it", State: types.SpecStatePassed,
-		ReportEntries: types.ReportEntries{{Name: EntryResult, Value: types.ReportEntryValue{AsJSON: string(res)}}}}
-	r, err := runOf("chaos", sr)
+	res := &Result{Scenario: "s", Controller: "broken-x", Version: "v1.37.1",
+		Failures:   []string{"invariant replacement-waits-under-failed at 06:00:00.000 (seq 1, rv 2): pod p created"},
+		Violations: []Violation{{Invariant: "replacement-waits-under-failed", Time: time.Now(), Seq: 1, Revision: 2, Message: "pod p created"}}}
+	r, err := NewRun(Spec{Suite: "chaos", Leaf: "catches it", Verdict: "PASS"}, res, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -228,13 +228,9 @@ func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 	return nil
 }
 
-// Write reads the Ginkgo JSON reports and writes report.html and summary.md
-// into dir; it returns the HTML file's path.
-func Write(dir, title string, reportPaths ...string) (string, error) {
-	runs, err := Load(reportPaths...)
-	if err != nil {
-		return "", err
-	}
+// Write writes report.html and summary.md of runs into dir; it returns the
+// HTML file's path.
+func Write(dir, title string, runs []Run) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

@@ -4,7 +4,11 @@
 package timeline
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -68,4 +72,48 @@ func (t Timeline) Of(kind string) Timeline {
 		}
 	}
 	return out
+}
+
+// Line is the one schema of a timeline written out (JSON lines): the suites
+// write it into their reports, the reports read it back.
+type Line struct {
+	Time   time.Time       `json:"time"`
+	Type   EventType       `json:"type"`
+	Kind   string          `json:"kind"`
+	Name   string          `json:"name"`
+	Object json.RawMessage `json:"object"`
+}
+
+// Lines renders t as JSON lines, one Line per entry.
+func (t Timeline) Lines() (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	for _, e := range t {
+		obj, err := json.Marshal(e.Object)
+		if err != nil {
+			return "", fmt.Errorf("timeline entry %d (%s %s): %w", e.Seq, e.Kind, e.Name, err)
+		}
+		if err := enc.Encode(Line{Time: e.Time, Type: e.Type, Kind: e.Kind, Name: e.Name, Object: obj}); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+// ParseLines reads what Lines wrote.
+func ParseLines(s string) ([]Line, error) {
+	var out []Line
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var l Line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("timeline line %d: %w", n, err)
+		}
+		out = append(out, l)
+	}
+	return out, sc.Err()
 }

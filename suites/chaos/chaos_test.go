@@ -29,6 +29,7 @@ import (
 	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
+	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
@@ -88,8 +89,7 @@ func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller, ref *c
 		Skip(err.Error())
 	}
 	r := runner.RunWith(ctx, client, setup.Version, s, c, runner.Options{Chaos: env, Seed: seed})
-	AddReportEntry(harness.EntryResult, harness.Summary(r, s.Features), ReportEntryVisibilityNever)
-	AddReportEntry(harness.EntryTimeline, harness.TimelineLines(r), ReportEntryVisibilityNever)
+	ginkgoreport.Attach(r, s.Features)
 	return r
 }
 
@@ -122,9 +122,6 @@ var _ = Describe("chaos", Label("chaos"), Serial, func() {
 					Skip(r.Skipped)
 				}
 				failures := r.Failures()
-				if len(failures) > 0 {
-					AddReportEntry("timeline", harness.TimelineText(r), ReportEntryVisibilityFailureOrVerbose)
-				}
 				Expect(failures).To(BeEmpty(), "%s on Kubernetes %s (seed %d): %s", c.Name, setup.Version, seed, s.Description)
 			}, SpecTimeout(10*time.Minute))
 		}
@@ -177,5 +174,5 @@ var _ = Describe("chaos", Label("chaos"), Serial, func() {
 
 // The verdict table on the terminal, and the seed again.
 var _ = ReportAfterSuite("verdicts", func(report Report) {
-	harness.PrintVerdicts(os.Stdout, fmt.Sprintf("jobconform chaos verdicts (seed %d)", seed), report)
+	ginkgoreport.PrintVerdicts(os.Stdout, fmt.Sprintf("jobconform chaos verdicts (seed %d)", seed), report)
 })

@@ -30,6 +30,7 @@ import (
 
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
@@ -100,19 +101,15 @@ var _ = Describe("conformance", func() {
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	r := runner.Run(ctx, env.client, env.version, s, c)
-	AddReportEntry(harness.EntryResult, harness.Summary(r, s.Features), ReportEntryVisibilityNever)
-	AddReportEntry(harness.EntryTimeline, harness.TimelineLines(r), ReportEntryVisibilityNever)
+	ginkgoreport.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
 	}
 	failures := r.Failures()
-	if len(failures) > 0 {
-		AddReportEntry("timeline", harness.TimelineText(r), ReportEntryVisibilityFailureOrVerbose)
-	}
 	Expect(failures).To(BeEmpty(), "%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
 }
 
 // The verdict table on the terminal.
 var _ = ReportAfterSuite("verdicts", func(report Report) {
-	harness.PrintVerdicts(os.Stdout, "jobconform conformance verdicts (Kubernetes "+env.version+")", report)
+	ginkgoreport.PrintVerdicts(os.Stdout, "jobconform conformance verdicts (Kubernetes "+env.version+")", report)
 })

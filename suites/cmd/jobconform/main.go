@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobconform/jobconform/reports"
 	clusterpkg "github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 )
 
@@ -153,7 +154,11 @@ func report(args []string) error {
 	if *out == "" || fs.NArg() == 0 {
 		return errors.New("report: give --out DIR and at least one Ginkgo JSON report (e.g. _artifacts/*/report.json)")
 	}
-	path, err := reports.Write(*out, *title, fs.Args()...)
+	runs, err := ginkgoreport.Load(fs.Args()...)
+	if err != nil {
+		return err
+	}
+	path, err := reports.Write(*out, *title, runs)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/jobconform/jobconform/suites/cluster"
-
 )
 
 func TestControllersUnderTest(t *testing.T) {

@@ -1,0 +1,154 @@
+// Package ginkgoreport is where jobconform meets Ginkgo's reports, in both
+// directions: a spec attaches its run (reports.Result and the timeline's JSON
+// lines) as report entries, and Load reads them back out of Ginkgo's JSON for
+// the reports package, which knows no Ginkgo. The verdict table printed at
+// the end of a suite lives here too.
+package ginkgoreport
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/suites/internal/recorder"
+	"github.com/jobconform/jobconform/suites/internal/runner"
+)
+
+// ResultOf is r as the reports read it.
+func ResultOf(r *runner.Result, features []string) reports.Result {
+	res := reports.Result{Scenario: r.Scenario, Controller: r.Controller, Version: r.Version, Features: features, Failures: r.Failures(),
+		Skipped: r.Skipped, Seconds: r.End.Sub(r.Start).Seconds(), Seed: r.Seed}
+	for _, inv := range r.Invariants {
+		for _, v := range inv.Violations {
+			res.Violations = append(res.Violations, reports.Violation{Invariant: v.Invariant, Time: v.Time, Seq: v.Seq, Revision: v.Revision, Message: v.Message})
+		}
+	}
+	for _, c := range r.Chaos {
+		a := reports.ChaosAction{Time: c.Time.Format("15:04:05.000"), Log: c.Log, Effect: c.Effect}
+		if c.Err != nil {
+			a.Error = c.Err.Error()
+		}
+		res.Chaos = append(res.Chaos, a)
+	}
+	return res
+}
+
+// Attach adds r to the current spec's report: its Result and its timeline
+// (never shown on the terminal), and on failure the timeline as text.
+func Attach(r *runner.Result, features []string) {
+	res, _ := json.Marshal(ResultOf(r, features))
+	ginkgo.AddReportEntry(reports.EntryResult, string(res), ginkgo.ReportEntryVisibilityNever)
+	lines, err := r.Timeline.Lines()
+	if err != nil {
+		lines = ""
+		ginkgo.AddReportEntry("timeline not recorded", err.Error())
+	}
+	ginkgo.AddReportEntry(reports.EntryTimeline, lines, ginkgo.ReportEntryVisibilityNever)
+	if len(r.Failures()) > 0 {
+		ginkgo.AddReportEntry("timeline", TimelineText(r), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	}
+}
+
+// TimelineText is the Job's and pods' changes, a line each, for a failure report.
+func TimelineText(r *runner.Result) string {
+	var b strings.Builder
+	for _, c := range r.Chaos {
+		fmt.Fprintf(&b, "%s chaos %s -> %s\n", c.Time.Format("15:04:05.000"), c.Log, c.Effect)
+	}
+	for _, e := range r.Timeline {
+		if e.Kind == "Job" || e.Kind == "Pod" {
+			b.WriteString(recorder.Describe(e) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// Load reads Ginkgo JSON report files and returns their runs, sorted (reports.Sort).
+func Load(paths ...string) ([]reports.Run, error) {
+	var runs []reports.Run
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var suites []types.Report
+		if err := json.Unmarshal(data, &suites); err != nil {
+			return nil, fmt.Errorf("%s: not a Ginkgo JSON report: %w", p, err)
+		}
+		for _, rep := range suites {
+			for _, sr := range rep.SpecReports {
+				if sr.LeafNodeType != types.NodeTypeIt {
+					continue
+				}
+				r, err := runOf(rep.SuiteDescription, sr)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", p, sr.FullText(), err)
+				}
+				runs = append(runs, r)
+			}
+		}
+	}
+	reports.Sort(runs)
+	return runs, nil
+}
+
+func runOf(suite string, sr types.SpecReport) (reports.Run, error) {
+	s := reports.Spec{Suite: suite, Text: sr.FullText(), Leaf: sr.LeafNodeText, Labels: sr.Labels(), Seconds: sr.RunTime.Seconds(),
+		Verdict: verdict(sr), FailureMessage: sr.Failure.Message}
+	var res *reports.Result
+	var lines string
+	for _, e := range sr.ReportEntries {
+		var v string
+		if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
+			continue // not one of ours
+		}
+		switch e.Name {
+		case reports.EntryResult:
+			res = &reports.Result{}
+			if err := json.Unmarshal([]byte(v), res); err != nil {
+				return reports.Run{}, fmt.Errorf("%s entry: %w", reports.EntryResult, err)
+			}
+		case reports.EntryTimeline:
+			lines = v
+		}
+	}
+	return reports.NewRun(s, res, lines)
+}
+
+func verdict(sr types.SpecReport) string {
+	switch {
+	case sr.State.Is(types.SpecStateSkipped):
+		return "skip"
+	case sr.State.Is(types.SpecStateFailureStates):
+		return "FAIL"
+	}
+	return "PASS"
+}
+
+// PrintVerdicts writes the verdict table of a suite's report.
+func PrintVerdicts(w io.Writer, title string, report types.Report) {
+	type row struct{ name, verdict, secs string }
+	var rows []row
+	count := map[string]int{}
+	for _, sr := range report.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		v := verdict(sr)
+		count[v]++
+		rows = append(rows, row{sr.LeafNodeText, v, fmt.Sprintf("%.1fs", sr.RunTime.Seconds())})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+	fmt.Fprintf(w, "\n%s\n", title)
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-4s %7s  %s\n", r.verdict, r.secs, r.name)
+	}
+	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", count["PASS"], count["FAIL"], count["skip"])
+}

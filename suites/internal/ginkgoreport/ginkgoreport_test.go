@@ -1,0 +1,46 @@
+package ginkgoreport
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// testdata/report.json holds two real specs (trimmed) as Ginkgo wrote them:
+// the built-in passing prp-failed-sigterm on v1.37.1, and a failing chaos run.
+func TestLoad(t *testing.T) {
+	runs, err := Load("testdata/report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(runs))
+	}
+	fail, pass := runs[0], runs[1] // sorted by scenario
+	if pass.Scenario != "prp-failed-sigterm" || pass.Controller != "builtin" || pass.Version != "v1.37.1" || pass.Verdict != "PASS" || len(pass.Events) == 0 {
+		t.Fatalf("pass run: %+v", pass)
+	}
+	if fail.Verdict != "FAIL" || len(fail.Violations) != 1 || fail.Violations[0].Invariant != "terminal-only-when-pods-terminal" || fail.Violations[0].Revision != 332 {
+		t.Fatalf("fail run: verdict %s violations %+v", fail.Verdict, fail.Violations)
+	}
+	if _, err := Load("ginkgoreport_test.go"); err == nil || !strings.Contains(err.Error(), "not a Ginkgo JSON report") {
+		t.Fatalf("a Go file loaded as a report: %v", err)
+	}
+}
+
+func TestPrintVerdicts(t *testing.T) {
+	rep := types.Report{SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "b", State: types.SpecStateFailed},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "a", State: types.SpecStatePassed},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "c", State: types.SpecStateSkipped},
+		{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed},
+	}}
+	var b bytes.Buffer
+	PrintVerdicts(&b, "title", rep)
+	out := b.String()
+	if !strings.Contains(out, "1 passed, 1 failed, 1 skipped") || strings.Index(out, " a\n") > strings.Index(out, " b\n") {
+		t.Fatalf("verdicts:\n%s", out)
+	}
+}
