@@ -10,7 +10,7 @@ export ARTIFACTS
 GO         ?= go
 JOBCONFORM := $(GO) run ./suites/cmd/jobconform
 
-.PHONY: all run test unit bench binaries cluster vet fmt clean
+.PHONY: all run test unit bench binaries cluster vet verify fmt clean
 
 all: test
 
@@ -53,7 +53,7 @@ run:
 
 ## test: unit and integration tests (integration specs start real local clusters), then
 ## the controller suites at K8S_VERSION in parallel processes, as make run runs them
-test: vet binaries
+test: verify binaries
 	@mkdir -p $(ARTIFACTS)/test-$(K8S_VERSION)
 	@status=0; \
 	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m \
@@ -82,6 +82,10 @@ cluster:
 
 vet:
 	$(GO) vet ./...
+
+## verify: gofmt, vet and the import rules of the layout (hack/verify.sh)
+verify:
+	hack/verify.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
