@@ -82,75 +82,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	st := &syncState{
-		job:                job,
-		pods:               pods,
-		uncountedSucceeded: sets.New(job.Status.UncountedTerminatedPods.Succeeded...),
-		uncountedFailed:    sets.New(job.Status.UncountedTerminatedPods.Failed...),
-		expectedRmFinal:    c.finalizerExpectations.get(key),
-	}
-	for _, p := range pods {
-		if podActive(p) {
-			st.active = append(st.active, p)
-			if podReady(p) {
-				st.ready++
-			}
-		}
-		if podTerminating(p) {
-			st.terminating++
-		}
-	}
+	st := c.observePods(key, job, pods)
 	active := int32(len(st.active))
-	newSucceeded, newFailed := c.newlyFinished(st)
-	st.succeeded = job.Status.Succeeded + int32(len(newSucceeded)) + int32(st.uncountedSucceeded.Len())
-	st.failed = job.Status.Failed + countedFailures(job, newFailed) + int32(st.uncountedFailed.Len())
-
-	if job.Status.StartTime == nil && !suspended(job) {
-		job.Status.StartTime = ptr.To(metav1.NewTime(c.clock.Now()))
-	}
-	st.backoff = c.backoff.next(key, newSucceeded, newFailed)
-
-	// Decide whether the Job is done, in the built-in controller's order.
-	st.finished = condition(job, batchv1.JobSuccessCriteriaMet)
-	if st.finished == nil {
-		if ft := condition(job, batchv1.JobFailureTarget); ft != nil {
-			st.finished = ft
-		} else if msg := c.failJobMessage(job, pods); msg != nil {
-			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonPodFailurePolicy, *msg)
-		}
-	}
-	if st.finished == nil {
-		switch {
-		case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, pods):
-			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
-		case c.pastActiveDeadline(job):
-			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline")
-		case job.Spec.ActiveDeadlineSeconds != nil && !suspended(job):
-			left := time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second - c.clock.Since(job.Status.StartTime.Time)
-			c.queue.AddAfter(key, left)
-		}
-	}
-	if isIndexed(job) {
-		st.prevSucceededIndexes, st.succeededIndexes = succeededIndexes(job, pods)
-		st.succeeded = int32(len(st.succeededIndexes))
-		if hasBackoffLimitPerIndex(job) {
-			st.failedIdx = c.failedIndexes(job, pods)
-			if st.finished == nil {
-				failed, completions := len(st.failedIdx), int(*job.Spec.Completions)
-				if job.Spec.MaxFailedIndexes != nil && failed > int(*job.Spec.MaxFailedIndexes) {
-					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes")
-				} else if failed > 0 && failed+len(st.succeededIndexes) >= completions {
-					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonFailedIndexes, "Job has failed indexes")
-				}
-			}
-			st.delayed = c.delayedDeletion(st)
-		}
-		if st.finished == nil {
-			if msg, met := matchSuccessPolicy(job.Spec.SuccessPolicy, int(*job.Spec.Completions), st.succeededIndexes); met {
-				st.finished = c.newCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonSuccessPolicy, msg)
-			}
-		}
-	}
+	c.decideFinish(key, st)
 
 	suspendChanged := false
 	var podsErr error // pod creation or deletion failed: report it after the status is tracked
@@ -190,6 +124,90 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		return fmt.Errorf("tracking status: %w", err)
 	}
 	return podsErr
+}
+
+// observePods is the first half of a sync: what the pods say — active,
+// ready and terminating pods, the pods finished since the last count, the
+// counters they make, the start time and the backoff they lead to.
+func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Pod) *syncState {
+	st := &syncState{
+		job:                job,
+		pods:               pods,
+		uncountedSucceeded: sets.New(job.Status.UncountedTerminatedPods.Succeeded...),
+		uncountedFailed:    sets.New(job.Status.UncountedTerminatedPods.Failed...),
+		expectedRmFinal:    c.finalizerExpectations.get(key),
+	}
+	for _, p := range pods {
+		if podActive(p) {
+			st.active = append(st.active, p)
+			if podReady(p) {
+				st.ready++
+			}
+		}
+		if podTerminating(p) {
+			st.terminating++
+		}
+	}
+	newSucceeded, newFailed := c.newlyFinished(st)
+	st.succeeded = job.Status.Succeeded + int32(len(newSucceeded)) + int32(st.uncountedSucceeded.Len())
+	st.failed = job.Status.Failed + countedFailures(job, newFailed) + int32(st.uncountedFailed.Len())
+
+	if job.Status.StartTime == nil && !suspended(job) {
+		job.Status.StartTime = ptr.To(metav1.NewTime(c.clock.Now()))
+	}
+	st.backoff = c.backoff.next(key, newSucceeded, newFailed)
+
+	return st
+}
+
+// decideFinish is the second half: whether the Job is done, in the built-in
+// controller's order — SuccessCriteriaMet or FailureTarget already set, a
+// FailJob rule, the backoff limit, the deadline, the per-index limits, a
+// success policy. It sets st.finished (nil: not done) and queues the Job for
+// its deadline.
+func (c *Controller) decideFinish(key string, st *syncState) {
+	job := st.job
+	st.finished = condition(job, batchv1.JobSuccessCriteriaMet)
+	if st.finished == nil {
+		if ft := condition(job, batchv1.JobFailureTarget); ft != nil {
+			st.finished = ft
+		} else if msg := c.failJobMessage(job, st.pods); msg != nil {
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonPodFailurePolicy, *msg)
+		}
+	}
+	if st.finished == nil {
+		switch {
+		case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, st.pods):
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
+		case c.pastActiveDeadline(job):
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline")
+		case job.Spec.ActiveDeadlineSeconds != nil && !suspended(job):
+			left := time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second - c.clock.Since(job.Status.StartTime.Time)
+			c.queue.AddAfter(key, left)
+		}
+	}
+	if isIndexed(job) {
+		st.prevSucceededIndexes, st.succeededIndexes = succeededIndexes(job, st.pods)
+		st.succeeded = int32(len(st.succeededIndexes))
+		if hasBackoffLimitPerIndex(job) {
+			st.failedIdx = c.failedIndexes(job, st.pods)
+			if st.finished == nil {
+				failed, completions := len(st.failedIdx), int(*job.Spec.Completions)
+				if job.Spec.MaxFailedIndexes != nil && failed > int(*job.Spec.MaxFailedIndexes) {
+					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes")
+				} else if failed > 0 && failed+len(st.succeededIndexes) >= completions {
+					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonFailedIndexes, "Job has failed indexes")
+				}
+			}
+			st.delayed = c.delayedDeletion(st)
+		}
+		if st.finished == nil {
+			if msg, met := matchSuccessPolicy(job.Spec.SuccessPolicy, int(*job.Spec.Completions), st.succeededIndexes); met {
+				st.finished = c.newCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonSuccessPolicy, msg)
+			}
+		}
+	}
+
 }
 
 // setTerminating writes status.terminating unless the gate is off (then the
@@ -486,206 +504,6 @@ func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Jo
 	}
 	wg.Wait()
 	return ready, removed, errors.Join(errs...)
-}
-
-// trackStatus accounts finished pods exactly once (see the package doc),
-// writes the status when anything changed, and adds Failed or Complete once
-// no pod terminates and nothing is uncounted.
-func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush bool) error {
-	key := jobKey(st.job)
-	job := st.job
-	status := &job.Status
-	uncounted := status.UncountedTerminatedPods
-
-	withFinalizer := sets.New[types.UID]()
-	for _, p := range st.pods {
-		if hasTrackingFinalizer(p) && !st.expectedRmFinal.Has(p.UID) {
-			withFinalizer.Insert(p.UID)
-		}
-	}
-	if moveCounted(status, withFinalizer) {
-		needsFlush = true
-	}
-
-	var toUnfinalize []*corev1.Pod
-	var newIndexes []int
-	full := false
-	for _, p := range st.pods {
-		if !hasTrackingFinalizer(p) || st.expectedRmFinal.Has(p.UID) {
-			continue
-		}
-		failed := c.podFailed(p, job)
-		// A pod's finalizer goes once its outcome is final: it finished, or
-		// the Job is finishing or being deleted — except the last failed pod
-		// of an index still to be retried (backoffLimitPerIndex).
-		if !(job.DeletionTimestamp != nil || st.finished != nil || p.Status.Phase == corev1.PodSucceeded || failed) {
-			continue
-		}
-		if job.DeletionTimestamp == nil && st.finished == nil && p.Status.Phase != corev1.PodSucceeded && st.delayed[completionIndex(p)] == p {
-			continue
-		}
-		toUnfinalize = append(toUnfinalize, p)
-		ix := completionIndex(p)
-		switch {
-		case p.Status.Phase == corev1.PodSucceeded && !st.uncountedFailed.Has(p.UID):
-			if isIndexed(job) {
-				if ix >= 0 && ix < int(*job.Spec.Completions) && !st.prevSucceededIndexes.has(ix) {
-					newIndexes = append(newIndexes, ix)
-					needsFlush = true
-				}
-			} else if !st.uncountedSucceeded.Has(p.UID) {
-				uncounted.Succeeded = append(uncounted.Succeeded, p.UID)
-				needsFlush = true
-			}
-		case failed || (st.finished != nil && st.finished.Type != batchv1.JobSuccessCriteriaMet):
-			if !st.uncountedFailed.Has(p.UID) && (!isIndexed(job) || (ix >= 0 && ix < int(*job.Spec.Completions))) {
-				if _, counted, _ := matchFailurePolicy(job.Spec.PodFailurePolicy, p); counted {
-					uncounted.Failed = append(uncounted.Failed, p.UID)
-					needsFlush = true
-				}
-			}
-		}
-		if len(newIndexes)+len(uncounted.Succeeded)+len(uncounted.Failed) >= maxUncountedPods {
-			full = true
-			break
-		}
-	}
-	if isIndexed(job) {
-		st.succeededIndexes = st.succeededIndexes.with(newIndexes...)
-		if s := st.succeededIndexes.String(); s != status.CompletedIndexes {
-			status.CompletedIndexes = s
-			needsFlush = true
-		}
-		status.Succeeded = int32(len(st.succeededIndexes))
-		var failedIndexes *string
-		if hasBackoffLimitPerIndex(job) {
-			failedIndexes = ptr.To(st.failedIdx.String())
-		}
-		if !ptr.Equal(failedIndexes, status.FailedIndexes) {
-			status.FailedIndexes = failedIndexes
-			needsFlush = true
-		}
-	}
-	if st.finished != nil && st.finished.Type == batchv1.JobFailureTarget {
-		if condition(job, batchv1.JobFailureTarget) == nil {
-			status.Conditions = append(status.Conditions, *st.finished)
-			needsFlush = true
-		}
-		st.finished = c.newCondition(batchv1.JobFailed, st.finished.Reason, st.finished.Message)
-	}
-	if st.finished != nil && st.finished.Type == batchv1.JobSuccessCriteriaMet {
-		if condition(job, batchv1.JobSuccessCriteriaMet) == nil {
-			status.Conditions = append(status.Conditions, *st.finished)
-			needsFlush = true
-		}
-		st.finished = c.newCondition(batchv1.JobComplete, st.finished.Reason, st.finished.Message)
-	}
-
-	// Step 1: record the finished pods in uncountedTerminatedPods.
-	if needsFlush {
-		if err := c.writeStatus(ctx, job); err != nil {
-			return fmt.Errorf("adding uncounted pods to status: %w", err)
-		}
-		c.backoff.update(key, st.backoff)
-		needsFlush = false
-	}
-	// Step 2: remove their finalizers.
-	var rmErr error
-	if len(toUnfinalize) > 0 {
-		var uids []types.UID
-		for _, p := range toUnfinalize {
-			uids = append(uids, p.UID)
-		}
-		c.finalizerExpectations.expect(key, uids...)
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		var errs []error
-		for _, p := range toUnfinalize {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				err := c.removeFinalizer(ctx, p)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil && !apierrors.IsNotFound(err) {
-					c.finalizerExpectations.observed(key, p.UID)
-					errs = append(errs, err)
-					return
-				}
-				withFinalizer.Delete(p.UID)
-			}()
-		}
-		wg.Wait()
-		rmErr = errors.Join(errs...)
-	}
-	// Step 3: count what lost its finalizer.
-	if moveCounted(status, withFinalizer) {
-		needsFlush = true
-	}
-	if rmErr != nil {
-		if needsFlush {
-			if err := c.writeStatus(ctx, job); err != nil {
-				return errors.Join(rmErr, err)
-			}
-		}
-		return rmErr
-	}
-	finishing := !full && c.enactFinished(st)
-	if finishing || needsFlush {
-		if err := c.writeStatus(ctx, job); err != nil {
-			return fmt.Errorf("counting finished pods: %w", err)
-		}
-		if finishing {
-			c.recordFinished(job, st.finished)
-			c.finishedJobs.Store(job.UID, struct{}{})
-		}
-	}
-	return nil
-}
-
-// moveCounted moves uncounted UIDs whose pods no longer carry the finalizer
-// into the counters; it reports whether anything moved.
-func moveCounted(status *batchv1.JobStatus, withFinalizer sets.Set[types.UID]) bool {
-	u := status.UncountedTerminatedPods
-	keep := func(in []types.UID) []types.UID {
-		var out []types.UID
-		for _, uid := range in {
-			if withFinalizer.Has(uid) {
-				out = append(out, uid)
-			}
-		}
-		return out
-	}
-	s, f := keep(u.Succeeded), keep(u.Failed)
-	moved := len(s) != len(u.Succeeded) || len(f) != len(u.Failed)
-	status.Succeeded += int32(len(u.Succeeded) - len(s))
-	status.Failed += int32(len(u.Failed) - len(f))
-	u.Succeeded, u.Failed = s, f
-	return moved
-}
-
-// enactFinished adds Failed/Complete when nothing is uncounted and no pod terminates.
-func (c *Controller) enactFinished(st *syncState) bool {
-	if st.finished == nil {
-		return false
-	}
-	u := st.job.Status.UncountedTerminatedPods
-	if len(u.Succeeded)+len(u.Failed) > 0 {
-		return false
-	}
-	if st.terminating > 0 {
-		if !c.opts.Faults.EarlyTerminal {
-			return false
-		}
-		// The fault: finish now, as a controller that does not track
-		// terminating pods would (the apiserver refuses terminating>0 then).
-		st.job.Status.Terminating = ptr.To[int32](0)
-	}
-	setCondition(st.job, st.finished.Type, st.finished.Status, st.finished.Reason, st.finished.Message, c.clock.Now())
-	if st.finished.Type == batchv1.JobComplete {
-		st.job.Status.CompletionTime = ptr.To(condition(st.job, batchv1.JobComplete).LastTransitionTime)
-	}
-	return true
 }
 
 func (c *Controller) recordFinished(job *batchv1.Job, cond *batchv1.JobCondition) {
