@@ -1,0 +1,52 @@
+// Counters: what status counts, change by change.
+
+package invariants
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// CountersMonotonic: status.failed never decreases; status.succeeded never
+// decreases except when an elastic Indexed Job's completions shrink.
+var CountersMonotonic = Invariant{
+	Name:        "counters-monotonic",
+	Description: "status.failed and status.succeeded never decrease (succeeded may when an elastic Indexed Job scales down)",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		var prev *batchv1.Job
+		for _, e := range jobEntries(ctx, t) {
+			j := e.Job()
+			if prev != nil {
+				if j.Status.Failed < prev.Status.Failed {
+					out = append(out, violation("counters-monotonic", e, "failed went from %d to %d", prev.Status.Failed, j.Status.Failed))
+				}
+				shrunk := ptr.Deref(j.Spec.Completions, 0) < ptr.Deref(prev.Spec.Completions, 0)
+				if j.Status.Succeeded < prev.Status.Succeeded && !shrunk {
+					out = append(out, violation("counters-monotonic", e, "succeeded went from %d to %d", prev.Status.Succeeded, j.Status.Succeeded))
+				}
+			}
+			prev = j
+		}
+		return out
+	},
+}
+
+// ReadyNotAboveActive: status.ready ≤ status.active in every status.
+var ReadyNotAboveActive = Invariant{
+	Name:            "ready-not-above-active",
+	Description:     "status.ready never exceeds status.active",
+	KnownRegression: map[string]string{"v1.34.4": "kubernetes/kubernetes#139428"},
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		for _, e := range jobEntries(ctx, t) {
+			s := e.Job().Status
+			if r := ptr.Deref(s.Ready, 0); r > s.Active {
+				out = append(out, violation("ready-not-above-active", e, "ready=%d > active=%d", r, s.Active))
+			}
+		}
+		return out
+	},
+}

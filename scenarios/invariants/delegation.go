@@ -1,0 +1,117 @@
+// spec.managedBy (KEP-4368) and finalizer tracking: who may touch a Job's pods and status.
+
+package invariants
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// FinalizerReleased: from the moment the Job is finished, no pod of it keeps
+// the controller's tracking finalizer.
+var FinalizerReleased = Invariant{
+	Name:        "finalizer-released",
+	Description: "no pod of a finished Job keeps the controller's tracking finalizer",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if ctx.Finalizer == "" {
+			return nil
+		}
+		var out []Violation
+		reported := map[types.UID]bool{}
+		replay(ctx, t, func(e timeline.Entry, _, after *world) {
+			if after.job == nil || finished(after.job.Status) == nil {
+				return
+			}
+			for _, p := range after.podsOf(after.job.UID) {
+				for _, f := range p.Finalizers {
+					if f == ctx.Finalizer && !reported[p.UID] {
+						reported[p.UID] = true
+						out = append(out, violation("finalizer-released", e, "pod %s keeps %s after the Job finished", p.Name, f))
+					}
+				}
+			}
+		})
+		return out
+	},
+}
+
+// ManagedBySilence: a Job whose manager does not run gets no status and no pods.
+var ManagedBySilence = Invariant{
+	Name:        "managedby-silence",
+	Description: "a Job with a foreign spec.managedBy gets no status write and no pod from the built-in controller",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if !ctx.ForeignManagedBy {
+			return nil
+		}
+		var out []Violation
+		var jobUID types.UID
+		for _, e := range jobEntries(ctx, t) {
+			jobUID = e.Job().UID
+			s := e.Job().Status
+			if s.Active != 0 || s.Succeeded != 0 || s.Failed != 0 || s.StartTime != nil || len(s.Conditions) > 0 ||
+				s.Ready != nil || s.Terminating != nil || s.UncountedTerminatedPods != nil || s.CompletedIndexes != "" {
+				out = append(out, violation("managedby-silence", e, "status written: %+v", s))
+				break
+			}
+		}
+		for _, e := range t.Of("Pod") {
+			if ref := metav1.GetControllerOf(e.Pod()); ref != nil && ref.UID == jobUID && e.Type == timeline.Added {
+				out = append(out, violation("managedby-silence", e, "pod %s created for the Job", e.Name))
+				break
+			}
+		}
+		return out
+	},
+}
+
+// BuiltInManager is the field manager of the built-in controller's writes.
+const BuiltInManager = "kube-controller-manager"
+
+// builtInWrote tells whether managedFields record a write of the built-in
+// controller manager to the status subresource (status) or to the object
+// itself. Pods are judged by the latter only: other controllers of
+// kube-controller-manager (PodGC, taint eviction) rightly write pod status.
+func builtInWrote(fields []metav1.ManagedFieldsEntry, status bool) bool {
+	for _, f := range fields {
+		if f.Manager == BuiltInManager && (f.Subresource == "status") == status {
+			return true
+		}
+	}
+	return false
+}
+
+// DelegationRespected: a Job whose spec.managedBy names another controller is
+// never written by the built-in one — neither its status nor its pods, as the
+// objects' managedFields tell (KEP-4368). This holds for every run of the
+// reference or an external controller, not only for the foreign-manager scenario.
+var DelegationRespected = Invariant{
+	Name:        "delegation-respected",
+	Description: "the built-in controller writes neither the status nor the pods of a Job managed by another controller (managedFields)",
+	Since:       "v1.32.0",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		var jobUID types.UID
+		for _, e := range jobEntries(ctx, t) {
+			j := e.Job()
+			if j.Spec.ManagedBy == nil || *j.Spec.ManagedBy == batchv1.JobControllerName {
+				return nil
+			}
+			jobUID = j.UID
+			if builtInWrote(j.ManagedFields, true) {
+				out = append(out, violation("delegation-respected", e, "%s wrote the status of a Job managed by %s", BuiltInManager, *j.Spec.ManagedBy))
+				break
+			}
+		}
+		for _, e := range t.Of("Pod") {
+			p := e.Pod()
+			if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == jobUID && builtInWrote(p.ManagedFields, false) {
+				out = append(out, violation("delegation-respected", e, "%s wrote pod %s of a Job it does not manage", BuiltInManager, p.Name))
+				break
+			}
+		}
+		return out
+	},
+}
