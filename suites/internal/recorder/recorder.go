@@ -56,16 +56,7 @@ func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Record
 		"Event": nsFactory.Core().V1().Events().Informer(),
 		"Node":  clusterFactory.Core().V1().Nodes().Informer(),
 	} {
-		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { r.add(Added, kind, obj) },
-			UpdateFunc: func(_, obj any) { r.add(Modified, kind, obj) },
-			DeleteFunc: func(obj any) {
-				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-					obj = t.Obj
-				}
-				r.add(Deleted, kind, obj)
-			},
-		})
+		_, err := inf.AddEventHandler(r.handler(kind))
 		if err != nil {
 			cancel()
 			return nil, err
@@ -92,6 +83,22 @@ func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Record
 		close(r.done)
 	}()
 	return r, nil
+}
+
+// handler records every notification of one kind's informer. A deletion the
+// informer only learnt of on a relist arrives as a tombstone holding the
+// object's last known state: that state is what is recorded.
+func (r *Recorder) handler(kind string) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { r.add(Added, kind, obj) },
+		UpdateFunc: func(_, obj any) { r.add(Modified, kind, obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			r.add(Deleted, kind, obj)
+		},
+	}
 }
 
 func (r *Recorder) add(t EventType, kind string, obj any) {

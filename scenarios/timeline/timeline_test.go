@@ -1,0 +1,42 @@
+package timeline
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestLinesRoundTrip(t *testing.T) {
+	at := time.Date(2026, 11, 22, 6, 0, 0, 123e6, time.UTC)
+	tl := Timeline{
+		{Seq: 0, Time: at, Type: Added, Kind: "Job", Name: "job", Object: &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "job", ResourceVersion: "7"}, Status: batchv1.JobStatus{Active: 2}}},
+		{Seq: 1, Time: at.Add(time.Second), Type: Deleted, Kind: "Pod", Name: "p", Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Phase: corev1.PodFailed}}},
+	}
+	s, err := tl.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(s, "\n") != 2 {
+		t.Fatalf("want one line per entry:\n%s", s)
+	}
+	lines, err := ParseLines(s + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 || !lines[0].Time.Equal(at) || lines[1].Type != Deleted || lines[1].Kind != "Pod" || !strings.Contains(string(lines[0].Object), `"active":2`) {
+		t.Fatalf("lines %+v", lines)
+	}
+	if _, err := ParseLines("{\"time\":1}\n"); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("a bad line: %v", err)
+	}
+	if tl[0].Revision() != 7 || tl[1].Revision() != 0 {
+		t.Fatalf("revisions %d %d", tl[0].Revision(), tl[1].Revision())
+	}
+	if len(tl.Of("Pod")) != 1 || tl[0].Job() == nil || tl[0].Pod() != nil {
+		t.Fatal("accessors")
+	}
+}

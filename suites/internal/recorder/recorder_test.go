@@ -1,0 +1,140 @@
+package recorder
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+)
+
+func pod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+// The recorder keeps every change of its namespace's Jobs and Pods (and the
+// cluster's Nodes) in arrival order, each a private copy, and nothing of
+// other namespaces.
+func TestRecordsChangesInOrder(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := fake.NewClientset(pod("ns", "before"))
+	r, err := Start(ctx, client, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if _, err := r.WaitFor(ctx, time.Second, "the pod listed at start", func(e Entry) bool { return e.Name == "before" && e.Type == Added }); err != nil {
+		t.Fatal(err)
+	}
+
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}}
+	if _, err := client.BatchV1().Jobs("ns").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := client.CoreV1().Pods("ns").Create(ctx, pod("ns", "p"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Pods("elsewhere").Create(ctx, pod("elsewhere", "other"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Phase = corev1.PodRunning
+	if _, err := client.CoreV1().Pods("ns").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Pods("ns").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.WaitFor(ctx, 10*time.Second, "the deletion", func(e Entry) bool { return e.Name == "p" && e.Type == Deleted }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.WaitFor(ctx, 10*time.Second, "the node", func(e Entry) bool { return e.Kind == "Node" }); err != nil {
+		t.Fatal(err)
+	}
+
+	var pods []string
+	for _, e := range r.Of("Pod") {
+		pods = append(pods, string(e.Type)+" "+e.Name)
+		if e.Name == "other" {
+			t.Errorf("recorded a pod of another namespace")
+		}
+	}
+	if got, want := strings.Join(pods, ","), "ADDED before,ADDED p,MODIFIED p,DELETED p"; got != want {
+		t.Fatalf("pod changes %s, want %s", got, want)
+	}
+	if len(r.Of("Job")) != 1 {
+		t.Fatalf("job entries %d", len(r.Of("Job")))
+	}
+	es := r.Entries()
+	for i, e := range es {
+		if e.Seq != i {
+			t.Fatalf("entry %d has seq %d: seq must be the arrival order", i, e.Seq)
+		}
+		if i > 0 && e.Time.Before(es[i-1].Time) {
+			t.Fatalf("entry %d arrived before entry %d", i, i-1)
+		}
+	}
+	// Each entry is a copy: the Running update is kept as it was.
+	running := r.Of("Pod")[2].Pod()
+	p.Status.Phase = corev1.PodFailed
+	if running.Status.Phase != corev1.PodRunning {
+		t.Fatalf("an entry changed with the object it was copied from")
+	}
+	if names := r.PodNames(); strings.Join(names, ",") != "before,p" {
+		t.Fatalf("pod names %v", names)
+	}
+	if d := r.Dump("Pod"); strings.Count(d, "\n") != 4 || !strings.Contains(d, "phase=Running") {
+		t.Fatalf("dump:\n%s", d)
+	}
+}
+
+// A deletion learnt on a relist comes as a tombstone: the last known state
+// is recorded as the deletion, not dropped.
+func TestTombstoneRecordedAsDeletion(t *testing.T) {
+	r := &Recorder{notify: make(chan struct{})}
+	last := pod("ns", "gone")
+	last.ResourceVersion = "42"
+	last.Status.Phase = corev1.PodRunning
+	r.handler("Pod").OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/gone", Obj: last})
+	r.handler("Pod").OnDelete("not an object")
+	es := r.Entries()
+	if len(es) != 1 || es[0].Type != Deleted || es[0].Name != "gone" || es[0].Revision() != 42 || es[0].Pod().Status.Phase != corev1.PodRunning {
+		t.Fatalf("entries %+v", es)
+	}
+}
+
+// WaitFor sees entries recorded before the call, and says what it waited for
+// when the time is up.
+func TestWaitFor(t *testing.T) {
+	r := &Recorder{notify: make(chan struct{})}
+	r.add(Added, "Pod", pod("ns", "early"))
+	e, err := r.WaitFor(context.Background(), time.Second, "early", func(e Entry) bool { return e.Name == "early" })
+	if err != nil || e.Name != "early" {
+		t.Fatalf("an entry recorded before the wait: %v %v", e, err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		r.add(Modified, "Pod", pod("ns", "late"))
+	}()
+	if _, err := r.WaitFor(context.Background(), 10*time.Second, "late", func(e Entry) bool { return e.Name == "late" }); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.WaitFor(context.Background(), 100*time.Millisecond, "a pod named never", func(e Entry) bool { return e.Name == "never" })
+	if err == nil || !strings.Contains(err.Error(), "a pod named never") {
+		t.Fatalf("timeout: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.WaitFor(ctx, time.Minute, "x", func(Entry) bool { return false }); err == nil || !strings.Contains(err.Error(), "canceled") {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+}
