@@ -8,6 +8,7 @@
 #     invariants): scenarios use chaos steps, not the other way round; the
 #     leaves scenarios/pods, scenarios/timeline and scenarios/yamltypes are shared;
 #   - reports/... does not import the machinery that runs scenarios.
+#   - README.md's "How it works" names every package.
 # Exits non-zero, naming each broken rule and the import path that breaks it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,11 @@ for tree in scenarios chaos reports; do
 done
 deny "./chaos/..." "^$mod/scenarios(/catalog|/invariants)?\$" "chaos must not import the scenario model (scenarios imports chaos)"
 deny "./reports/..." "^$mod/(chaos|controller)(/|\$)|^$mod/scenarios(/catalog|/invariants|/pods)?\$" "reports read results, they do not run scenarios"
+
+# README's tour names every package.
+for p in $(go list ./... | sed "s#^$mod/##"); do
+	grep -q "^- \`$p\` " README.md || fail "README.md (How it works) does not name package $p"
+done
 
 [ $status = 0 ] && echo "verify: gofmt, vet and import rules ok"
 exit $status
