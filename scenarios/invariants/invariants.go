@@ -108,6 +108,10 @@ var All = []Invariant{
 	ManagedBySilence,
 	DelegationRespected,
 	ReadyFollows,
+	StartTime,
+	CompletionTime,
+	TerminalEvent,
+	FinalizerOwned,
 }
 
 // CheckAll evaluates every invariant.

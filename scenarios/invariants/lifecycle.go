@@ -1,0 +1,225 @@
+// A Job's clock fields, and the events that mark its end.
+
+package invariants
+
+import (
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// clockSlack covers the API's one-second timestamp resolution.
+const clockSlack = time.Second
+
+// resumedIn tells whether the Job's status in e turned Suspended=False
+// (JobResumed) in this write: its transition differs from prev's.
+func resumedIn(prev, cur *batchv1.Job) *batchv1.JobCondition {
+	c := condOf(cur.Status, batchv1.JobSuspended)
+	if c == nil || c.Status != corev1.ConditionFalse {
+		return nil
+	}
+	if p := condOf(prev.Status, batchv1.JobSuspended); p != nil && p.Status == c.Status && p.LastTransitionTime.Equal(&c.LastTransitionTime) {
+		return nil
+	}
+	return c
+}
+
+func condOf(s batchv1.JobStatus, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func timeOf(t *metav1.Time) string {
+	if t == nil {
+		return "unset"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// StartTime: status.startTime is set once the Job runs and then changes only
+// with a suspension: a resume resets it to the resume moment (pkg/controller/job
+// syncJob, read in v1.34.3 and v1.37.1: "Resumed jobs will always reset
+// StartTime to current time"), and a suspension may clear it (from the
+// release whose MutableSchedulingDirectivesForSuspendedJobs gate is on; not
+// required). A controller that keeps a stale startTime across a resume counts
+// activeDeadlineSeconds from the wrong moment.
+var StartTime = Invariant{
+	Name:        "start-time",
+	Description: "startTime is set once, reset to the resume moment on resume, cleared only by a suspension, untouched otherwise",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		var prev *batchv1.Job
+		for _, e := range jobEntries(ctx, t) {
+			cur := e.Job()
+			if prev == nil {
+				prev = cur
+				continue
+			}
+			was, now := prev.Status.StartTime, cur.Status.StartTime
+			resumed := resumedIn(prev, cur)
+			switch {
+			case resumed != nil && (now == nil || now.Time.Before(resumed.LastTransitionTime.Add(-clockSlack))):
+				out = append(out, violation("start-time", e, "resumed at %s but startTime is %s: a resume resets it", timeOf(&resumed.LastTransitionTime), timeOf(now)))
+			case was != nil && now == nil && hasCond(cur.Status, batchv1.JobSuspended) == nil:
+				out = append(out, violation("start-time", e, "startTime cleared (was %s) without a suspension", timeOf(was)))
+			case was != nil && now != nil && !was.Equal(now) && resumed == nil:
+				out = append(out, violation("start-time", e, "startTime changed from %s to %s without a resume", timeOf(was), timeOf(now)))
+			}
+			prev = cur
+		}
+		return out
+	},
+}
+
+// CompletionTime: completionTime comes with Complete, equals its
+// lastTransitionTime (pkg/controller/job enactJobFinished, v1.34.3 and
+// v1.37.1), is not before startTime, and never changes once set.
+var CompletionTime = Invariant{
+	Name:        "completion-time",
+	Description: "completionTime is set with Complete, equals its lastTransitionTime, is not before startTime and never changes",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		var first *metav1.Time
+		for _, e := range jobEntries(ctx, t) {
+			s := e.Job().Status
+			ct, complete := s.CompletionTime, hasCond(s, batchv1.JobComplete)
+			switch {
+			case complete != nil && ct == nil:
+				out = append(out, violation("completion-time", e, "Complete without completionTime"))
+			case complete == nil && ct != nil:
+				out = append(out, violation("completion-time", e, "completionTime %s without Complete", timeOf(ct)))
+			case complete != nil && !ct.Equal(&complete.LastTransitionTime):
+				out = append(out, violation("completion-time", e, "completionTime %s differs from Complete's lastTransitionTime %s", timeOf(ct), timeOf(&complete.LastTransitionTime)))
+			case ct != nil && s.StartTime != nil && ct.Time.Before(s.StartTime.Time):
+				out = append(out, violation("completion-time", e, "completionTime %s before startTime %s", timeOf(ct), timeOf(s.StartTime)))
+			}
+			if ct != nil && first == nil {
+				first = ct
+			} else if ct != nil && !ct.Equal(first) {
+				out = append(out, violation("completion-time", e, "completionTime changed from %s to %s", timeOf(first), timeOf(ct)))
+			}
+		}
+		return out
+	},
+}
+
+// eventSpamBurst is client-go's per-object event budget (EventSourceObjectSpamFilter):
+// past it a recorder may drop events, so a missing one proves nothing.
+const eventSpamBurst = 25
+
+// TerminalEvent: the controller records one event when the Job finishes —
+// Normal "Completed" with Complete, Warning with the Failed condition's
+// reason with Failed (pkg/controller/job, v1.34.3 and v1.37.1) — once, and
+// not before the condition.
+var TerminalEvent = Invariant{
+	Name:        "terminal-event",
+	Description: "one terminal event when the Job finishes (Normal Completed, or Warning with the failure reason), not before the condition",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		jobs := jobEntries(ctx, t)
+		if len(jobs) == 0 || ctx.ForeignManagedBy {
+			return nil
+		}
+		last := jobs[len(jobs)-1]
+		cond := finished(last.Job().Status)
+		if cond == nil {
+			return nil
+		}
+		wantType, wantReason := corev1.EventTypeWarning, cond.Reason
+		if cond.Type == batchv1.JobComplete {
+			wantType, wantReason = corev1.EventTypeNormal, "Completed"
+		}
+		events := map[string]*corev1.Event{} // by name: the latest state of each
+		var order []string
+		all := 0
+		for _, e := range t {
+			ev, ok := e.Object.(*corev1.Event)
+			if !ok || e.Type == timeline.Deleted || ev.InvolvedObject.Kind != "Job" || ev.InvolvedObject.Name != ctx.Job {
+				continue
+			}
+			if _, seen := events[ev.Name]; !seen {
+				order = append(order, ev.Name)
+				all++
+			}
+			events[ev.Name] = ev
+		}
+		var out []Violation
+		n := 0
+		for _, name := range order {
+			ev := events[name]
+			if ev.Reason != wantReason || ev.Type != wantType {
+				continue
+			}
+			n += int(max(ev.Count, 1))
+			if at := eventTime(ev); !at.IsZero() && at.Before(cond.LastTransitionTime.Add(-clockSlack)) {
+				out = append(out, violation("terminal-event", last, "%s event %q at %s, before the %s condition (%s)", ev.Type, ev.Reason, at.UTC().Format(time.RFC3339), cond.Type, timeOf(&cond.LastTransitionTime)))
+			}
+		}
+		switch {
+		case n > 1:
+			out = append(out, violation("terminal-event", last, "%d %s events %q for one %s condition, want one", n, wantType, wantReason, cond.Type))
+		case n == 0 && all < eventSpamBurst:
+			reasons := []string{}
+			for _, name := range order {
+				reasons = append(reasons, events[name].Type+"/"+events[name].Reason)
+			}
+			slices.Sort(reasons)
+			out = append(out, violation("terminal-event", last, "no %s event %q for the %s condition (events: %v)", wantType, wantReason, cond.Type, reasons))
+		}
+		return out
+	},
+}
+
+func eventTime(ev *corev1.Event) time.Time {
+	switch {
+	case !ev.FirstTimestamp.IsZero():
+		return ev.FirstTimestamp.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	}
+	return time.Time{}
+}
+
+// FinalizerOwned: every pod the controller creates carries its own tracking
+// finalizer from creation on (the exactly-once protocol starts there), and a
+// controller other than the built-in one never puts the built-in's reserved
+// batch.kubernetes.io/job-tracking on its pods (KEP-4368).
+var FinalizerOwned = Invariant{
+	Name:        "finalizer-owned",
+	Description: "each pod carries the controller's own tracking finalizer from creation; no other controller uses batch.kubernetes.io/job-tracking",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if ctx.Finalizer == "" {
+			return nil
+		}
+		var out []Violation
+		created, reserved := map[string]bool{}, map[string]bool{}
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			if e.Kind != "Pod" || after.job == nil || e.Type == timeline.Deleted {
+				return
+			}
+			p := e.Pod()
+			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != after.job.UID {
+				return
+			}
+			if _, known := before.pods[p.UID]; e.Type == timeline.Added && !known && !created[p.Name] {
+				created[p.Name] = true
+				if !slices.Contains(p.Finalizers, ctx.Finalizer) {
+					out = append(out, violation("finalizer-owned", e, "pod %s created without the tracking finalizer %s (finalizers %v)", p.Name, ctx.Finalizer, p.Finalizers))
+				}
+			}
+			if ctx.Finalizer != batchv1.JobTrackingFinalizer && slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) && !reserved[p.Name] {
+				reserved[p.Name] = true
+				out = append(out, violation("finalizer-owned", e, "pod %s carries the built-in controller's reserved finalizer %s", p.Name, batchv1.JobTrackingFinalizer))
+			}
+		})
+		return out
+	},
+}

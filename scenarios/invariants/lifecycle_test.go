@@ -1,0 +1,145 @@
+package invariants
+
+import (
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+func at(b *builder) *metav1.Time { return ptr.To(metav1.NewTime(b.now.Truncate(time.Second))) }
+
+func suspendCond(b *builder, status corev1.ConditionStatus, reason string) batchv1.JobCondition {
+	return batchv1.JobCondition{Type: batchv1.JobSuspended, Status: status, Reason: reason, LastTransitionTime: *at(b)}
+}
+
+// run → suspend (startTime cleared or kept) → resume (reset) — and the
+// broken variants: kept across the resume, changed with no resume, cleared
+// with no suspension.
+func TestStartTime(t *testing.T) {
+	ctx := Context{Job: "j"}
+	life := func(clearOnSuspend, resetOnResume bool) *builder {
+		b := newBuilder()
+		b.status(func(s *batchv1.JobStatus) { s.StartTime = at(b); s.Active = 1 })
+		first := b.job.Status.StartTime
+		b.wait(5 * time.Second)
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionTrue, "JobSuspended")}
+			if clearOnSuspend {
+				s.StartTime = nil
+			}
+		})
+		b.wait(5 * time.Second)
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionFalse, "JobResumed")}
+			s.StartTime = first
+			if resetOnResume {
+				s.StartTime = at(b)
+			}
+		})
+		return b
+	}
+	expectOK(t, StartTime, ctx, life(true, true))
+	expectOK(t, StartTime, ctx, life(false, true)) // releases that keep it while suspended
+	expectViolation(t, StartTime, ctx, life(false, false), "a resume resets it")
+	expectViolation(t, StartTime, ctx, life(true, false), "a resume resets it")
+
+	b := newBuilder()
+	b.status(func(s *batchv1.JobStatus) { s.StartTime = at(b) })
+	b.wait(3 * time.Second)
+	changed := b.status(func(s *batchv1.JobStatus) { s.StartTime = at(b) })
+	expectViolation(t, StartTime, ctx, changed, "without a resume")
+	cleared := newBuilder()
+	cleared.status(func(s *batchv1.JobStatus) { s.StartTime = at(cleared) }).status(func(s *batchv1.JobStatus) { s.StartTime = nil })
+	expectViolation(t, StartTime, ctx, cleared, "without a suspension")
+}
+
+func TestCompletionTime(t *testing.T) {
+	ctx := Context{Job: "j"}
+	finish := func(ct func(b *builder) *metav1.Time) *builder {
+		b := newBuilder()
+		b.status(func(s *batchv1.JobStatus) { s.StartTime = at(b) })
+		b.wait(3 * time.Second)
+		return b.status(func(s *batchv1.JobStatus) {
+			c := cond(batchv1.JobComplete, batchv1.JobReasonCompletionsReached)
+			c.LastTransitionTime = *at(b)
+			s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached), c}
+			s.CompletionTime = ct(b)
+		})
+	}
+	expectOK(t, CompletionTime, ctx, finish(at))
+	expectViolation(t, CompletionTime, ctx, finish(func(*builder) *metav1.Time { return nil }), "Complete without completionTime")
+	expectViolation(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time { return ptr.To(metav1.NewTime(b.now.Add(-2 * time.Second).Truncate(time.Second))) }), "differs from Complete's lastTransitionTime")
+	early := newBuilder()
+	early.status(func(s *batchv1.JobStatus) { s.CompletionTime = at(early) })
+	expectViolation(t, CompletionTime, ctx, early, "without Complete")
+	moved := finish(at)
+	moved.wait(2 * time.Second)
+	moved.status(func(s *batchv1.JobStatus) { s.CompletionTime = at(moved); s.Conditions[1].LastTransitionTime = *at(moved) })
+	expectViolation(t, CompletionTime, ctx, moved, "completionTime changed")
+}
+
+func (b *builder) event(name string, typ, reason string, count int32) *builder {
+	b.add("Event", timeline.Added, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name}, Type: typ, Reason: reason, Count: count,
+		InvolvedObject: corev1.ObjectReference{Kind: "Job", Name: "j"}, FirstTimestamp: *at(b)})
+	return b
+}
+
+func TestTerminalEvent(t *testing.T) {
+	ctx := Context{Job: "j"}
+	failedJob := func() *builder {
+		b := newBuilder().event("e0", corev1.EventTypeNormal, "SuccessfulCreate", 1)
+		return b.status(func(s *batchv1.JobStatus) {
+			f := cond(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded)
+			f.LastTransitionTime = *at(b)
+			s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded), f}
+		})
+	}
+	expectOK(t, TerminalEvent, ctx, failedJob().event("e1", corev1.EventTypeWarning, batchv1.JobReasonBackoffLimitExceeded, 1))
+	expectOK(t, TerminalEvent, ctx, newBuilder().event("e0", corev1.EventTypeNormal, "SuccessfulCreate", 1)) // not finished: nothing owed
+	expectViolation(t, TerminalEvent, ctx, failedJob(), `no Warning event "BackoffLimitExceeded"`)
+	expectViolation(t, TerminalEvent, ctx, failedJob().event("e1", corev1.EventTypeWarning, batchv1.JobReasonBackoffLimitExceeded, 2), "2 Warning events")
+	expectViolation(t, TerminalEvent, ctx, failedJob().event("e1", corev1.EventTypeNormal, "Completed", 1), `no Warning event "BackoffLimitExceeded"`)
+
+	early := newBuilder().event("e1", corev1.EventTypeNormal, "Completed", 1)
+	early.wait(3 * time.Second)
+	early.status(func(s *batchv1.JobStatus) {
+		c := cond(batchv1.JobComplete, batchv1.JobReasonCompletionsReached)
+		c.LastTransitionTime = *at(early)
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached), c}
+	})
+	expectViolation(t, TerminalEvent, ctx, early, "before the Complete condition")
+
+	// Past client-go's per-object event budget a missing event proves nothing.
+	busy := failedJob()
+	for i := 0; i < eventSpamBurst; i++ {
+		busy.event("busy-"+string(rune('a'+i)), corev1.EventTypeNormal, "SuccessfulCreate", 1)
+	}
+	expectOK(t, TerminalEvent, ctx, busy)
+}
+
+func TestFinalizerOwned(t *testing.T) {
+	builtin := Context{Job: "j", Finalizer: batchv1.JobTrackingFinalizer}
+	expectOK(t, FinalizerOwned, builtin, newBuilder().pod("a", running).pod("a", unfinalized))
+	bare := newBuilder()
+	bare.pod("a", unfinalized)
+	expectViolation(t, FinalizerOwned, builtin, bare, "created without the tracking finalizer")
+
+	external := Context{Job: "j", Finalizer: "example.com/tracking"}
+	own := newBuilder()
+	own.pod("a", func(p *corev1.Pod) { p.Finalizers = []string{"example.com/tracking"} })
+	expectOK(t, FinalizerOwned, external, own)
+	stolen := newBuilder()
+	stolen.pod("a", func(p *corev1.Pod) { p.Finalizers = []string{"example.com/tracking", batchv1.JobTrackingFinalizer} })
+	expectViolation(t, FinalizerOwned, external, stolen, "reserved finalizer")
+	// Pods of other owners are not the controller's.
+	other := newBuilder()
+	other.pod("x", func(p *corev1.Pod) { p.Finalizers = nil; p.OwnerReferences[0].UID = types.UID("other") })
+	expectOK(t, FinalizerOwned, builtin, other)
+}
