@@ -71,24 +71,8 @@ type Options struct {
 	// Clock is for tests; default the real clock.
 	Clock clock.WithTicker
 	// Faults break promises on purpose, so that tests can show the harness
-	// catches a broken controller. Never set them in earnest.
-	Faults Faults
-}
-
-// Faults are deliberate bugs (reference-controller --inject-fault).
-type Faults struct {
-	// ReplaceTerminating creates replacements while pods still terminate, even
-	// under podReplacementPolicy Failed.
-	ReplaceTerminating bool
-	// EarlyTerminal writes Failed/Complete as soon as every finished pod is
-	// counted, without waiting for terminating pods (reporting none).
-	EarlyTerminal bool
-}
-
-// FaultNames are the values of --inject-fault.
-var FaultNames = map[string]func(*Faults){
-	"replace-terminating": func(f *Faults) { f.ReplaceTerminating = true },
-	"early-terminal":      func(f *Faults) { f.EarlyTerminal = true },
+	// catches a broken controller (faults.go). Never set them in earnest.
+	Faults FaultSet
 }
 
 // Controller reconciles Jobs.
@@ -109,7 +93,9 @@ type Controller struct {
 
 	expectations          *expectations
 	finalizerExpectations *uidExpectations
-	backoff               *backoffStore
+	// finalizer tracks this controller's pods (TrackingFinalizer).
+	finalizer string
+	backoff   *backoffStore
 
 	// running is set once the caches synced and workers started.
 	running atomic.Bool
@@ -154,6 +140,10 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		expectations:          newExpectations(),
 		finalizerExpectations: newUIDExpectations(),
 		backoff:               newBackoffStore(),
+	}
+	c.finalizer = TrackingFinalizer
+	if opts.Faults.Has(FaultBuiltInFinalizer) {
+		c.finalizer = batchv1.JobTrackingFinalizer
 	}
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{ownerIndex: indexByOwnerUID}); err != nil {
 		return nil, err
@@ -354,7 +344,7 @@ func (c *Controller) updatePod(old, cur any) {
 		}
 	}
 	oldRef, curRef := metav1.GetControllerOf(oldPod), metav1.GetControllerOf(curPod)
-	finalizerGone := !hasTrackingFinalizer(curPod)
+	finalizerGone := !c.tracked(curPod)
 	if !reflect.DeepEqual(oldRef, curRef) && oldRef != nil {
 		if job := c.jobOfPod(oldPod); job != nil {
 			if finalizerGone {
@@ -404,7 +394,7 @@ func (c *Controller) deletePod(obj any) {
 // released the pod), so the pod can go. The owner is checked with a live
 // read, not the cache.
 func (c *Controller) releaseOrphan(pod *corev1.Pod) {
-	if !hasTrackingFinalizer(pod) {
+	if !c.tracked(pod) {
 		return
 	}
 	if job := c.jobOfPod(pod); job != nil && !jobFinished(job) {

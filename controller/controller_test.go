@@ -548,3 +548,12 @@ func TestReleasesFinalizerOfPodsOfFinishedOrDeletedJobs(t *testing.T) {
 		t.Fatal("the pod of a finished Job kept the tracking finalizer")
 	}
 }
+
+func hasTrackingFinalizer(p *corev1.Pod) bool {
+	for _, f := range p.Finalizers {
+		if f == TrackingFinalizer {
+			return true
+		}
+	}
+	return false
+}

@@ -106,7 +106,7 @@ func (c *Controller) indexFailed(job *batchv1.Job, p *corev1.Pod) bool {
 	}
 	counted := true
 	if job.Spec.PodFailurePolicy != nil {
-		_, count, action := matchFailurePolicy(job.Spec.PodFailurePolicy, p)
+		_, count, action := c.matchPolicy(job, p)
 		if action != nil && *action == batchv1.PodFailurePolicyActionFailIndex {
 			return true
 		}
@@ -126,7 +126,7 @@ func (c *Controller) failedIndexes(job *batchv1.Job, pods []*corev1.Pod) indexSe
 	var more []int
 	for _, p := range pods {
 		ix := completionIndex(p)
-		if ix >= 0 && ix < completions && hasTrackingFinalizer(p) && c.indexFailed(job, p) {
+		if ix >= 0 && ix < completions && c.tracked(p) && c.indexFailed(job, p) {
 			more = append(more, ix)
 		}
 	}
@@ -163,13 +163,13 @@ func absoluteFailures(p *corev1.Pod) int32 {
 
 // nextIndexFailureCounts are the failure-count annotations of the pod that
 // replaces failed (nil: the first pod of its index).
-func nextIndexFailureCounts(job *batchv1.Job, failed *corev1.Pod) (int32, int32) {
+func (c *Controller) nextIndexFailureCounts(job *batchv1.Job, failed *corev1.Pod) (int32, int32) {
 	if failed == nil {
 		return 0, 0
 	}
 	count := annotationInt(failed, batchv1.JobIndexFailureCountAnnotation)
 	ignored := annotationInt(failed, batchv1.JobIndexIgnoredFailureCountAnnotation)
-	if _, counted, _ := matchFailurePolicy(job.Spec.PodFailurePolicy, failed); counted {
+	if _, counted, _ := c.matchPolicy(job, failed); counted {
 		count++
 	} else {
 		ignored++

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -31,13 +32,15 @@ func indexByOwnerUID(obj any) ([]string, error) {
 	return nil, nil
 }
 
-func hasTrackingFinalizer(p *corev1.Pod) bool {
-	for _, f := range p.Finalizers {
-		if f == TrackingFinalizer {
-			return true
-		}
+// tracked tells whether p carries this controller's tracking finalizer.
+func (c *Controller) tracked(p *corev1.Pod) bool { return slices.Contains(p.Finalizers, c.finalizer) }
+
+// podFinalizer is the finalizer new pods get ("" under the no-finalizer fault).
+func (c *Controller) podFinalizer() string {
+	if c.opts.Faults.Has(FaultNoFinalizer) {
+		return ""
 	}
-	return false
+	return c.finalizer
 }
 
 func podTerminal(p *corev1.Pod) bool {
@@ -180,14 +183,16 @@ func (c *Controller) releasePod(ctx context.Context, job *batchv1.Job, p *corev1
 }
 
 // newPod renders the pod of index ix (-1 for NonIndexed) from the template.
-func newPod(job *batchv1.Job, ix int) *corev1.Pod {
+func newPod(job *batchv1.Job, ix int, finalizer string) *corev1.Pod {
 	tmpl := job.Spec.Template.DeepCopy()
 	pod := &corev1.Pod{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec}
 	pod.Namespace = job.Namespace
 	pod.Name = ""
 	pod.GenerateName = job.Name + "-"
 	pod.OwnerReferences = append(pod.OwnerReferences, *controllerRef(job))
-	pod.Finalizers = append(pod.Finalizers, TrackingFinalizer)
+	if finalizer != "" {
+		pod.Finalizers = append(pod.Finalizers, finalizer)
+	}
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
@@ -228,7 +233,7 @@ func hasEnv(env []corev1.EnvVar, name string) bool {
 func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
 	idx := -1
 	for i, f := range p.Finalizers {
-		if f == TrackingFinalizer {
+		if f == c.finalizer {
 			idx = i
 		}
 	}
@@ -236,7 +241,7 @@ func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
 		return nil
 	}
 	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/uid","value":%q},{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`,
-		p.UID, idx, TrackingFinalizer, idx)
+		p.UID, idx, c.finalizer, idx)
 	_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{})
 	if apierrors.IsInvalid(err) || apierrors.IsConflict(err) || isPatchTestFailed(err) {
 		// The finalizer list moved under us: re-read and try once more.
@@ -244,7 +249,7 @@ func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
 		if gerr != nil {
 			return gerr
 		}
-		if fresh.UID != p.UID || !hasTrackingFinalizer(fresh) {
+		if fresh.UID != p.UID || !c.tracked(fresh) {
 			return nil
 		}
 		return c.removeFinalizer(ctx, fresh)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -118,6 +119,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	needsFlush := suspendChanged || active != job.Status.Active || !ptr.Equal(ptr.To(st.ready), job.Status.Ready)
 	job.Status.Active = active
 	job.Status.Ready = ptr.To(st.ready)
+	if c.opts.Faults.Has(FaultReadyNeverSet) {
+		job.Status.Ready = nil
+	}
 	needsFlush = c.setTerminating(job, st.terminating) || needsFlush
 	logger.V(4).Info("synced", "active", active, "ready", st.ready, "terminating", st.terminating, "succeeded", st.succeeded, "failed", st.failed)
 	if err := c.trackStatus(ctx, st, needsFlush); err != nil {
@@ -146,11 +150,14 @@ func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Po
 		}
 		if podTerminating(p) {
 			st.terminating++
+			if c.opts.Faults.Has(FaultReadyCountsTerminated) && podReady(p) {
+				st.ready++
+			}
 		}
 	}
 	newSucceeded, newFailed := c.newlyFinished(st)
 	st.succeeded = job.Status.Succeeded + int32(len(newSucceeded)) + int32(st.uncountedSucceeded.Len())
-	st.failed = job.Status.Failed + countedFailures(job, newFailed) + int32(st.uncountedFailed.Len())
+	st.failed = job.Status.Failed + c.countedFailures(job, newFailed) + int32(st.uncountedFailed.Len())
 
 	if job.Status.StartTime == nil && !suspended(job) {
 		job.Status.StartTime = ptr.To(metav1.NewTime(c.clock.Now()))
@@ -177,17 +184,23 @@ func (c *Controller) decideFinish(key string, st *syncState) {
 	}
 	if st.finished == nil {
 		switch {
-		case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, st.pods):
+		case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, st.pods) ||
+			(c.opts.Faults.Has(FaultBackoffLimitOffByOne) && st.failed == *job.Spec.BackoffLimit && st.failed > 0) ||
+			(c.opts.Faults.Has(FaultGlobalBackoffPerIndex) && hasBackoffLimitPerIndex(job) && st.failed > *job.Spec.BackoffLimitPerIndex):
 			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
 		case c.pastActiveDeadline(job):
-			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline")
+			reason := batchv1.JobReasonDeadlineExceeded
+			if c.opts.Faults.Has(FaultWrongDeadlineReason) {
+				reason = batchv1.JobReasonBackoffLimitExceeded
+			}
+			st.finished = c.newCondition(batchv1.JobFailureTarget, reason, "Job was active longer than specified deadline")
 		case job.Spec.ActiveDeadlineSeconds != nil && !suspended(job):
 			left := time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second - c.clock.Since(job.Status.StartTime.Time)
 			c.queue.AddAfter(key, left)
 		}
 	}
 	if isIndexed(job) {
-		st.prevSucceededIndexes, st.succeededIndexes = succeededIndexes(job, st.pods)
+		st.prevSucceededIndexes, st.succeededIndexes = c.succeededIndexes(job, st.pods)
 		st.succeeded = int32(len(st.succeededIndexes))
 		if hasBackoffLimitPerIndex(job) {
 			st.failedIdx = c.failedIndexes(job, st.pods)
@@ -201,7 +214,7 @@ func (c *Controller) decideFinish(key string, st *syncState) {
 			}
 			st.delayed = c.delayedDeletion(st)
 		}
-		if st.finished == nil {
+		if st.finished == nil && !c.opts.Faults.Has(FaultIgnoreSuccessPolicy) {
 			if msg, met := matchSuccessPolicy(job.Spec.SuccessPolicy, int(*job.Spec.Completions), st.succeededIndexes); met {
 				st.finished = c.newCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonSuccessPolicy, msg)
 			}
@@ -216,6 +229,9 @@ func (c *Controller) setTerminating(job *batchv1.Job, n int32) bool {
 	var want *int32
 	if c.opts.Gates.Enabled(JobPodReplacementPolicy) {
 		want = ptr.To(n)
+		if c.opts.Faults.Has(FaultNoTerminatingCount) {
+			want = ptr.To[int32](0)
+		}
 	}
 	changed := !ptr.Equal(want, job.Status.Terminating)
 	job.Status.Terminating = want
@@ -226,16 +242,23 @@ func (c *Controller) updateSuspended(job *batchv1.Job) bool {
 	now := c.clock.Now()
 	if suspended(job) {
 		changed := setCondition(job, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now)
+		if c.opts.Faults.Has(FaultNoSuspendedCondition) {
+			return false
+		}
 		if changed {
 			c.recorder.Event(job, corev1.EventTypeNormal, "Suspended", "Job suspended")
-			job.Status.StartTime = nil
+			if !c.opts.Faults.Has(FaultStaleStartTime) {
+				job.Status.StartTime = nil
+			}
 		}
 		return changed
 	}
 	changed := setCondition(job, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
 	if changed {
 		c.recorder.Event(job, corev1.EventTypeNormal, "Resumed", "Job resumed")
-		job.Status.StartTime = ptr.To(metav1.NewTime(now))
+		if !c.opts.Faults.Has(FaultStaleStartTime) {
+			job.Status.StartTime = ptr.To(metav1.NewTime(now))
+		}
 	}
 	return changed
 }
@@ -258,7 +281,7 @@ func (c *Controller) newlyFinished(st *syncState) (succeeded, failed []*corev1.P
 func (c *Controller) countablePods(st *syncState) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range st.pods {
-		if !hasTrackingFinalizer(p) || st.expectedRmFinal.Has(p.UID) || st.uncountedSucceeded.Has(p.UID) || st.uncountedFailed.Has(p.UID) {
+		if !c.tracked(p) || st.expectedRmFinal.Has(p.UID) || st.uncountedSucceeded.Has(p.UID) || st.uncountedFailed.Has(p.UID) {
 			continue
 		}
 		if isIndexed(st.job) {
@@ -285,6 +308,11 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 		st.ready -= ready
 		return active, err
 	}
+	if c.opts.Faults.Has(FaultNoResumeReplacement) && slices.ContainsFunc(job.Status.Conditions, func(c batchv1.JobCondition) bool {
+		return c.Type == batchv1.JobSuspended && c.Status == corev1.ConditionFalse
+	}) {
+		return active, nil
+	}
 	parallelism := ptr.Deref(job.Spec.Parallelism, 1)
 	var want int32
 	if job.Spec.Completions == nil {
@@ -310,7 +338,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	}
 	// Under podReplacementPolicy Failed, terminating pods still hold their slot.
 	var holding int32
-	if c.onlyReplaceFailed(job) && !c.opts.Faults.ReplaceTerminating {
+	if c.onlyReplaceFailed(job) && !c.opts.Faults.Has(FaultReplaceTerminating) {
 		holding = st.terminating
 	}
 	diff := want - holding - active
@@ -379,7 +407,7 @@ func (c *Controller) pendingIndexes(st *syncState, active []*corev1.Pod, n int) 
 	for _, p := range active {
 		taken.Insert(completionIndex(p))
 	}
-	if c.onlyReplaceFailed(st.job) && !c.opts.Faults.ReplaceTerminating {
+	if c.onlyReplaceFailed(st.job) && !c.opts.Faults.Has(FaultReplaceTerminating) {
 		for _, p := range st.pods {
 			if podTerminating(p) {
 				taken.Insert(completionIndex(p))
@@ -432,9 +460,9 @@ func (c *Controller) createPods(ctx context.Context, key string, st *syncState, 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				pod := newPod(job, ix)
+				pod := newPod(job, ix, c.podFinalizer())
 				if hasBackoffLimitPerIndex(job) {
-					count, ignored := nextIndexFailureCounts(job, st.delayed[ix])
+					count, ignored := c.nextIndexFailureCounts(job, st.delayed[ix])
 					pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(count))
 					if ignored > 0 {
 						pod.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation] = strconv.Itoa(int(ignored))
@@ -543,7 +571,7 @@ func (c *Controller) newCondition(t batchv1.JobConditionType, reason, message st
 }
 
 func (c *Controller) pastActiveDeadline(job *batchv1.Job) bool {
-	if job.Spec.ActiveDeadlineSeconds == nil || job.Status.StartTime == nil || suspended(job) {
+	if job.Spec.ActiveDeadlineSeconds == nil || job.Status.StartTime == nil || suspended(job) || c.opts.Faults.Has(FaultNoDeadline) {
 		return false
 	}
 	return c.clock.Since(job.Status.StartTime.Time) >= time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second
@@ -575,13 +603,13 @@ func pastBackoffLimitOnFailure(job *batchv1.Job, pods []*corev1.Pod) bool {
 
 // succeededIndexes: the indexes counted before (status.completedIndexes) and
 // those plus the newly succeeded pods that still carry the finalizer.
-func succeededIndexes(job *batchv1.Job, pods []*corev1.Pod) (prev, all indexSet) {
+func (c *Controller) succeededIndexes(job *batchv1.Job, pods []*corev1.Pod) (prev, all indexSet) {
 	completions := int(*job.Spec.Completions)
 	prev = parseIndexes(job.Status.CompletedIndexes, completions)
 	var more []int
 	for _, p := range pods {
 		ix := completionIndex(p)
-		if p.Status.Phase == corev1.PodSucceeded && ix >= 0 && ix < completions && hasTrackingFinalizer(p) {
+		if p.Status.Phase == corev1.PodSucceeded && ix >= 0 && ix < completions && c.tracked(p) {
 			more = append(more, ix)
 		}
 	}

@@ -27,7 +27,7 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 
 	withFinalizer := sets.New[types.UID]()
 	for _, p := range st.pods {
-		if hasTrackingFinalizer(p) && !st.expectedRmFinal.Has(p.UID) {
+		if c.tracked(p) && !st.expectedRmFinal.Has(p.UID) {
 			withFinalizer.Insert(p.UID)
 		}
 	}
@@ -37,7 +37,7 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 
 	toUnfinalize, newIndexes, full, changed := c.podsToUnfinalize(st)
 	needsFlush = changed || needsFlush
-	needsFlush = updateIndexes(st, newIndexes) || needsFlush
+	needsFlush = c.updateIndexes(st, newIndexes) || needsFlush
 	needsFlush = c.addInterimCondition(st) || needsFlush
 
 	// Step 1: record the finished pods in uncountedTerminatedPods.
@@ -68,7 +68,12 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 			return fmt.Errorf("counting finished pods: %w", err)
 		}
 		if finishing {
-			c.recordFinished(job, st.finished)
+			if !c.opts.Faults.Has(FaultNoTerminalEvent) {
+				c.recordFinished(job, st.finished)
+			}
+			if c.opts.Faults.Has(FaultDoubleTerminalEvent) {
+				c.recordFinished(job, st.finished)
+			}
 			c.finishedJobs.Store(job.UID, struct{}{})
 		}
 	}
@@ -106,7 +111,7 @@ func (c *Controller) enactFinished(st *syncState) bool {
 		return false
 	}
 	if st.terminating > 0 {
-		if !c.opts.Faults.EarlyTerminal {
+		if !c.opts.Faults.Has(FaultEarlyTerminal) {
 			return false
 		}
 		// The fault: finish now, as a controller that does not track
@@ -116,6 +121,9 @@ func (c *Controller) enactFinished(st *syncState) bool {
 	setCondition(st.job, st.finished.Type, st.finished.Status, st.finished.Reason, st.finished.Message, c.clock.Now())
 	if st.finished.Type == batchv1.JobComplete {
 		st.job.Status.CompletionTime = ptr.To(condition(st.job, batchv1.JobComplete).LastTransitionTime)
+		if sc := condition(st.job, batchv1.JobSuccessCriteriaMet); sc != nil && c.opts.Faults.Has(FaultCompletionAtTarget) {
+			st.job.Status.CompletionTime = ptr.To(sc.LastTransitionTime)
+		}
 	}
 	return true
 }
@@ -128,7 +136,7 @@ func (c *Controller) podsToUnfinalize(st *syncState) (toUnfinalize []*corev1.Pod
 	job := st.job
 	uncounted := job.Status.UncountedTerminatedPods
 	for _, p := range st.pods {
-		if !hasTrackingFinalizer(p) || st.expectedRmFinal.Has(p.UID) {
+		if !c.tracked(p) || st.expectedRmFinal.Has(p.UID) {
 			continue
 		}
 		failed := c.podFailed(p, job)
@@ -139,6 +147,9 @@ func (c *Controller) podsToUnfinalize(st *syncState) (toUnfinalize []*corev1.Pod
 			continue
 		}
 		if job.DeletionTimestamp == nil && st.finished == nil && p.Status.Phase != corev1.PodSucceeded && st.delayed[completionIndex(p)] == p {
+			continue
+		}
+		if c.opts.Faults.Has(FaultKeepFinalizers) && st.finished != nil && p.Status.Phase != corev1.PodSucceeded && !failed {
 			continue
 		}
 		toUnfinalize = append(toUnfinalize, p)
@@ -156,7 +167,7 @@ func (c *Controller) podsToUnfinalize(st *syncState) (toUnfinalize []*corev1.Pod
 			}
 		case failed || (st.finished != nil && st.finished.Type != batchv1.JobSuccessCriteriaMet):
 			if !st.uncountedFailed.Has(p.UID) && (!isIndexed(job) || (ix >= 0 && ix < int(*job.Spec.Completions))) {
-				if _, counted, _ := matchFailurePolicy(job.Spec.PodFailurePolicy, p); counted {
+				if _, counted, _ := c.matchPolicy(job, p); counted {
 					uncounted.Failed = append(uncounted.Failed, p.UID)
 					changed = true
 				}
@@ -171,7 +182,7 @@ func (c *Controller) podsToUnfinalize(st *syncState) (toUnfinalize []*corev1.Pod
 
 // updateIndexes writes completedIndexes (and failedIndexes under
 // backoffLimitPerIndex) of an Indexed Job; it reports whether they changed.
-func updateIndexes(st *syncState, newIndexes []int) bool {
+func (c *Controller) updateIndexes(st *syncState, newIndexes []int) bool {
 	job, status := st.job, &st.job.Status
 	if !isIndexed(job) {
 		return false
@@ -184,7 +195,7 @@ func updateIndexes(st *syncState, newIndexes []int) bool {
 	}
 	status.Succeeded = int32(len(st.succeededIndexes))
 	var failedIndexes *string
-	if hasBackoffLimitPerIndex(job) {
+	if hasBackoffLimitPerIndex(job) && !c.opts.Faults.Has(FaultNoFailedIndexes) {
 		failedIndexes = ptr.To(st.failedIdx.String())
 	}
 	if !ptr.Equal(failedIndexes, status.FailedIndexes) {

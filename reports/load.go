@@ -49,7 +49,19 @@ type Run struct {
 	Chaos      []ChaosAction
 	Events     []Event
 	Violations []Violation
+	// Faults mark a negative control (Result.Faults); SpecVerdict is the
+	// test framework's verdict on the spec, which for a control says
+	// whether the harness caught the fault as it expected.
+	Faults      []string
+	SpecVerdict string
 }
+
+// Control tells whether r judged a controller broken on purpose.
+func (r Run) Control() bool { return len(r.Faults) > 0 }
+
+// Caught tells whether a control's fault was caught: the controller failed
+// and the spec that expected it passed.
+func (r Run) Caught() bool { return r.Control() && r.Verdict == "FAIL" && r.SpecVerdict == "PASS" }
 
 // ChaosAction is one injected disruption.
 type ChaosAction struct {
@@ -98,15 +110,18 @@ type Result struct {
 	// Seed and Chaos: the chaos seed and the actions carried out (chaos suite).
 	Seed  uint64        `json:"seed,omitempty"`
 	Chaos []ChaosAction `json:"chaos,omitempty"`
+	// Faults: the controller was broken on purpose (a negative control, or a
+	// mutant of make mutate); its failures are the harness catching it.
+	Faults []string `json:"faults,omitempty"`
 }
 
 // NewRun joins a spec with the Result it attached (nil: the harness's own
 // checks, kept with the framework's verdict) and its timeline lines.
 func NewRun(s Spec, res *Result, lines string) (Run, error) {
-	r := Run{Suite: s.Suite, Spec: s.Text, Scenario: s.Leaf, Seconds: s.Seconds, Features: s.Labels, Verdict: s.Verdict}
+	r := Run{Suite: s.Suite, Spec: s.Text, Scenario: s.Leaf, Seconds: s.Seconds, Features: s.Labels, Verdict: s.Verdict, SpecVerdict: s.Verdict}
 	if res != nil {
-		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations =
-			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations
+		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults =
+			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults
 		if len(res.Features) > 0 {
 			r.Features = res.Features
 		}

@@ -150,14 +150,49 @@ func TestWriteIsSelfContained(t *testing.T) {
 }
 
 func TestCaughtBrokenControllerShowsFailing(t *testing.T) {
-	res := &Result{Scenario: "s", Controller: "broken-x", Version: "v1.37.1",
+	res := &Result{Scenario: "s", Controller: "broken-x", Version: "v1.37.1", Faults: []string{"x"},
 		Failures:   []string{"invariant replacement-waits-under-failed at 06:00:00.000 (seq 1, rv 2): pod p created"},
 		Violations: []Violation{{Invariant: "replacement-waits-under-failed", Time: time.Now(), Seq: 1, Revision: 2, Message: "pod p created"}}}
 	r, err := NewRun(Spec{Suite: "chaos", Leaf: "catches it", Verdict: "PASS"}, res, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Verdict != "FAIL" || r.Controller != "broken-x" || len(r.Violations) != 1 {
-		t.Fatalf("run %+v: the broken controller must show failing with its violation", r)
+	if r.Verdict != "FAIL" || r.Controller != "broken-x" || len(r.Violations) != 1 || !r.Control() || !r.Caught() {
+		t.Fatalf("run %+v: the broken controller must show failing with its violation, and caught", r)
+	}
+	missed, _ := NewRun(Spec{Suite: "chaos", Leaf: "misses it", Verdict: "FAIL"}, &Result{Scenario: "s", Controller: "broken-y", Faults: []string{"y"}}, "")
+	if missed.Caught() {
+		t.Fatal("a control whose spec failed was counted as caught")
+	}
+}
+
+// A green run with negative controls says so: the controls are not failures
+// in the headline or the summary, they are "faults caught".
+func TestControlsApartFromVerdicts(t *testing.T) {
+	runs := load(t)
+	control, err := NewRun(Spec{Suite: "chaos", Leaf: "[broken-early-terminal] s", Verdict: "PASS"}, &Result{Scenario: "s", Controller: "broken-early-terminal", Version: "v1.37.1",
+		Faults: []string{"early-terminal"}, Failures: []string{"invariant terminal-only-when-pods-terminal at ..."},
+		Violations: []Violation{{Invariant: "terminal-only-when-pods-terminal", Time: time.Now(), Message: "Failed written while pod p was terminating"}}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs = append(runs, control)
+	var html, md bytes.Buffer
+	if err := WriteHTML(&html, runs, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, runs, "t"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 passed, 1 failed, 0 skipped", "faults caught 1/1", "terminal-only-when-pods-terminal"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if strings.Contains(html.String(), "<th>broken-early-terminal @ v1.37.1</th>") {
+		t.Error("the control has a column in the verdict matrix")
+	}
+	if !strings.Contains(md.String(), "faults caught 1/1") || strings.Contains(md.String(), "| broken-early-terminal") {
+		t.Errorf("summary:\n%s", md.String())
 	}
 }

@@ -77,13 +77,49 @@ type page struct {
 	States           []struct{ State, Colour string }
 	Counters         []struct{ Name, Colour string }
 	Pass, Fail, Skip int
+	// Controls are the runs against controllers broken on purpose, kept
+	// apart from the verdicts: a caught fault is the harness working.
+	Controls       []control
+	Caught, Missed int
+}
+
+// control is one negative-control row.
+type control struct {
+	Faults, Controller, Scenario, Anchor string
+	Caught                               bool
+	By                                   string
+}
+
+// caughtBy names what caught a control: its first broken invariant, else its first failure.
+func caughtBy(r Run) string {
+	if len(r.Violations) > 0 {
+		return r.Violations[0].Invariant
+	}
+	if len(r.Failures) > 0 {
+		f, _, _ := strings.Cut(r.Failures[0], "\n")
+		return f
+	}
+	return ""
+}
+
+// split separates the verdicts from the negative controls.
+func split(runs []Run) (verdicts, controls []Run) {
+	for _, r := range runs {
+		if r.Control() {
+			controls = append(controls, r)
+		} else {
+			verdicts = append(verdicts, r)
+		}
+	}
+	return verdicts, controls
 }
 
 func anchor(r Run, i int) string { return fmt.Sprintf("run-%d", i) }
 
 func build(runs []Run, title string) page {
 	p := page{Title: title, Generated: time.Now().UTC().Format(time.RFC3339), States: stateColours, Counters: counterColours}
-	cols := columns(runs)
+	verdicts, _ := split(runs)
+	cols := columns(verdicts)
 	for _, c := range cols {
 		p.Columns = append(p.Columns, c.String())
 	}
@@ -92,6 +128,18 @@ func build(runs []Run, title string) page {
 	var order []string
 	featuresOf := map[string][]string{}
 	for i, r := range runs {
+		if r.Control() {
+			p.Controls = append(p.Controls, control{Faults: strings.Join(r.Faults, ","), Controller: columnOf(r).String(), Scenario: r.Scenario,
+				Anchor: anchor(r, i), Caught: r.Caught(), By: caughtBy(r)})
+			if r.Caught() {
+				p.Caught++
+			} else {
+				p.Missed++
+			}
+			p.Sections = append(p.Sections, section{Anchor: anchor(r, i), Title: r.Scenario + " — " + columnOf(r).String() + " (broken on purpose: " + strings.Join(r.Faults, ",") + ")",
+				Verdict: r.Verdict, Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, SVG: template.HTML(Timeline(r))})
+			continue
+		}
 		if _, ok := byScenario[r.Scenario]; !ok {
 			byScenario[r.Scenario] = map[column]cell{}
 			order = append(order, r.Scenario)
@@ -127,7 +175,7 @@ func build(runs []Run, title string) page {
 	}
 	for _, c := range cols {
 		var ds []time.Duration
-		for _, r := range runs {
+		for _, r := range verdicts {
 			if columnOf(r) == c {
 				ds = append(ds, Latencies(r)...)
 			}
@@ -160,6 +208,11 @@ pre{font-size:12px;white-space:pre-wrap}
 <table class="matrix" id="matrix"><thead><tr><th>scenario</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr data-features="{{.Features}}"><td>{{.Scenario}}</td>{{range .Cells}}<td class="{{.Verdict}}">{{if .Verdict}}{{if ne .Verdict "skip"}}<a href="#{{.Anchor}}">{{.Verdict}}</a>{{else}}skip{{end}} {{.Seconds}}{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table>
+{{if .Controls}}<h2>Negative controls: faults caught {{.Caught}}/{{len .Controls}}</h2>
+<p>Controllers broken on purpose; the harness must fail each. These are not verdicts on a controller under test.</p>
+<table class="matrix controls"><thead><tr><th>fault</th><th>controller</th><th>scenario</th><th>caught</th><th>by</th></tr></thead><tbody>
+{{range .Controls}}<tr><td>{{.Faults}}</td><td>{{.Controller}}</td><td><a href="#{{.Anchor}}">{{.Scenario}}</a></td><td class="{{if .Caught}}PASS{{else}}FAIL{{end}}">{{if .Caught}}caught{{else}}MISSED{{end}}</td><td>{{.By}}</td></tr>
+{{end}}</tbody></table>{{end}}
 <h2>Replacement latency</h2>
 <p>From a pod's deletion or failure to the next pod created.</p>
 {{range .Latencies}}<h3>{{.Column}}</h3><p>{{.N}} replacements: median {{.Median}}, 90th percentile {{.P90}}, max {{.Max}}</p>{{.Histogram}}{{end}}
@@ -190,6 +243,7 @@ func WriteHTML(w io.Writer, runs []Run, title string) error {
 // WriteMarkdown writes the summary for a CI job page: verdict counts per
 // controller and version, then every failure.
 func WriteMarkdown(w io.Writer, runs []Run, title string) error {
+	runs, controls := split(runs)
 	fmt.Fprintf(w, "## %s\n\n| controller | passed | failed | skipped |\n|---|---|---|---|\n", title)
 	for _, c := range columns(runs) {
 		var pass, fail, skip int
@@ -212,6 +266,20 @@ func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 	for _, r := range runs {
 		if r.Verdict == "FAIL" {
 			failed = append(failed, r)
+		}
+	}
+	if len(controls) > 0 {
+		caught := 0
+		for _, r := range controls {
+			if r.Caught() {
+				caught++
+			}
+		}
+		fmt.Fprintf(w, "\nNegative controls (controllers broken on purpose): faults caught %d/%d\n", caught, len(controls))
+		for _, r := range controls {
+			if !r.Caught() {
+				fmt.Fprintf(w, "- MISSED: %s (%s) on %s\n", strings.Join(r.Faults, ","), columnOf(r), r.Scenario)
+			}
 		}
 	}
 	if len(failed) == 0 {

@@ -160,7 +160,7 @@ var _ = Describe("chaos", Label("chaos"), Serial, func() {
 			broken, err := setup.StartReference(ctx, GinkgoT().TempDir(), name, []string{fault})
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(broken.Stop)
-			c := runner.Controller{Name: "broken-" + fault, ManagedBy: ptr.To(name), Finalizer: controller.TrackingFinalizer}
+			c := runner.Controller{Name: "broken-" + fault, ManagedBy: ptr.To(name), Finalizer: controller.TrackingFinalizer, Faults: []string{fault}}
 			r := run(ctx, find(all, scenario), c, broken)
 			failures := r.Failures()
 			AddReportEntry("verdict on the broken controller", strings.Join(failures, "\n"))

@@ -46,15 +46,8 @@ func run() error {
 	fs.Func("feature-gates", "the controller's own gates, e.g. JobPodReplacementPolicy=false", func(s string) error {
 		return gates.Set(s)
 	})
-	var faults controller.Faults
-	fs.Func("inject-fault", "break a promise on purpose, to test a harness: replace-terminating or early-terminal (repeatable)", func(s string) error {
-		set, ok := controller.FaultNames[s]
-		if !ok {
-			return fmt.Errorf("unknown fault %q: use replace-terminating or early-terminal", s)
-		}
-		set(&faults)
-		return nil
-	})
+	faults := controller.FaultSet{}
+	fs.Var(faults, "inject-fault", "break a promise on purpose, to test a harness (repeatable; names: controller/faults.go)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
 	}

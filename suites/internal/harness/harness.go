@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/process"
@@ -34,6 +35,9 @@ const (
 	EnvExternalName    = "JOBCONFORM_EXTERNAL_MANAGED_BY"
 	EnvExternalFinal   = "JOBCONFORM_EXTERNAL_FINALIZER"
 	EnvExternalCommand = "JOBCONFORM_EXTERNAL_COMMAND"
+	// EnvReferenceFaults breaks the reference controller on purpose
+	// (controller/faults.go, comma-separated): what make mutate runs.
+	EnvReferenceFaults = "JOBCONFORM_REFERENCE_FAULTS"
 )
 
 // Options shape the set-up.
@@ -47,6 +51,8 @@ type Options struct {
 	Controllers []runner.Controller
 	// ExternalCommand starts the external controller (KUBECONFIG set); "" means it already runs.
 	ExternalCommand string
+	// ReferenceFaults are injected into the reference controller under test (mutation testing).
+	ReferenceFaults []string
 	// Progress receives progress lines.
 	Progress io.Writer
 	// TempDir holds the reference controller's binary.
@@ -60,6 +66,10 @@ func OptionsFromEnv() (Options, error) {
 		Cluster:         cluster.Config{Version: os.Getenv(EnvVersion), Kubeconfig: os.Getenv(EnvKubeconfig)},
 		ExternalCommand: os.Getenv(EnvExternalCommand),
 	}
+	var err error
+	if o.ReferenceFaults, err = referenceFaults(); err != nil {
+		return o, err
+	}
 	switch {
 	case o.Cluster.Kubeconfig != "" && o.Provider == "":
 		o.Provider = "existing"
@@ -69,7 +79,6 @@ func OptionsFromEnv() (Options, error) {
 	if _, ok := cluster.Providers[o.ProviderName()]; !ok {
 		return o, fmt.Errorf("%s=%q: use one of %s (or set %s for an existing cluster)", EnvProvider, o.Provider, strings.Join(cluster.Names(), ", "), EnvKubeconfig)
 	}
-	var err error
 	o.Controllers, err = controllersFromEnv()
 	return o, err
 }
@@ -85,7 +94,26 @@ func (o Options) ProviderName() string {
 // ControllersUnderTest reads JOBCONFORM_CONTROLLERS (default builtin,reference).
 func ControllersUnderTest() ([]runner.Controller, error) { return controllersFromEnv() }
 
+// referenceFaults reads JOBCONFORM_REFERENCE_FAULTS.
+func referenceFaults() ([]string, error) {
+	var out []string
+	for _, name := range strings.Split(os.Getenv(EnvReferenceFaults), ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		if err := (controller.FaultSet{}).Set(name); err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvReferenceFaults, err)
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
 func controllersFromEnv() ([]runner.Controller, error) {
+	faults, err := referenceFaults()
+	if err != nil {
+		return nil, err
+	}
 	names := os.Getenv(EnvControllers)
 	if names == "" {
 		names = "builtin,reference"
@@ -97,7 +125,9 @@ func controllersFromEnv() ([]runner.Controller, error) {
 		case "builtin":
 			out = append(out, runner.BuiltIn)
 		case "reference":
-			out = append(out, runner.Reference)
+			ref := runner.Reference
+			ref.Faults = faults // a mutant: its failures are the harness catching it
+			out = append(out, ref)
 		case "external":
 			mb := os.Getenv(EnvExternalName)
 			if mb == "" {
@@ -139,7 +169,7 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	e.Kubeconfig, e.Version, e.LogDir = e.Cluster.Kubeconfig(), e.Cluster.Version(), e.Cluster.LogDir()
 	for _, c := range o.Controllers {
 		if c.Name == runner.Reference.Name {
-			if e.Reference, err = e.StartReference(ctx, o.TempDir, "", nil); err != nil {
+			if e.Reference, err = e.StartReference(ctx, o.TempDir, "", o.ReferenceFaults); err != nil {
 				return nil, err
 			}
 		}

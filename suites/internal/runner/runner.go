@@ -41,6 +41,9 @@ type Controller struct {
 	ManagedBy *string
 	// Finalizer is the controller's pod tracking finalizer.
 	Finalizer string
+	// Faults are the deliberate bugs the controller runs with: a negative
+	// control, whose failures are the harness catching them.
+	Faults []string
 }
 
 // BuiltIn is kube-controller-manager's Job controller.
@@ -76,6 +79,8 @@ type Result struct {
 	// Seed drove the chaos choices; Chaos lists the actions carried out.
 	Seed  uint64
 	Chaos []chaos.Record
+	// Faults: the controller was broken on purpose (Controller.Faults).
+	Faults []string
 }
 
 // Options are what some scenarios need beyond a client.
@@ -112,7 +117,7 @@ func Run(ctx context.Context, client kubernetes.Interface, version string, s *sc
 
 // RunWith is Run with options (chaos).
 func RunWith(ctx context.Context, client kubernetes.Interface, version string, s *scenarios.Scenario, c Controller, o Options) *Result {
-	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now(), Seed: o.Seed}
+	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now(), Seed: o.Seed, Faults: c.Faults}
 	defer func() { r.End = time.Now() }()
 	if !s.ForController(c.Name) {
 		r.Skipped = fmt.Sprintf("scenario is for the %s controller(s) only", strings.Join(s.Controllers, ", "))

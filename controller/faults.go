@@ -1,0 +1,106 @@
+// Deliberate bugs: each a realistic mistake of a Job controller's author,
+// switched on with reference-controller --inject-fault=NAME, so that the
+// harness can show it catches a controller that breaks a promise (make
+// mutate runs the suites against each). Never set them in earnest.
+
+package controller
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Fault names one deliberate bug.
+type Fault string
+
+// The faults, each with the promise it breaks (Catalog).
+const (
+	FaultReplaceTerminating    Fault = "replace-terminating"
+	FaultEarlyTerminal         Fault = "early-terminal"
+	FaultStaleStartTime        Fault = "stale-start-time"
+	FaultBuiltInFinalizer      Fault = "builtin-finalizer"
+	FaultNoFinalizer           Fault = "no-finalizer"
+	FaultCompletionAtTarget    Fault = "completion-time-at-target"
+	FaultNoTerminalEvent       Fault = "no-terminal-event"
+	FaultDoubleTerminalEvent   Fault = "double-terminal-event"
+	FaultNoTerminatingCount    Fault = "no-terminating-count"
+	FaultReadyCountsTerminated Fault = "ready-counts-terminating"
+	FaultBackoffLimitOffByOne  Fault = "backoff-limit-off-by-one"
+	FaultCountIgnored          Fault = "count-ignored-failures"
+	FaultIgnoreFailJob         Fault = "ignore-failjob-rule"
+	FaultNoSuspendedCondition  Fault = "no-suspended-condition"
+	FaultNoDeadline            Fault = "no-deadline"
+	FaultIgnoreSuccessPolicy   Fault = "ignore-success-policy"
+	FaultGlobalBackoffPerIndex Fault = "global-backoff-per-index"
+	FaultNoFailedIndexes       Fault = "no-failed-indexes"
+	FaultWrongDeadlineReason   Fault = "wrong-deadline-reason"
+	FaultReadyNeverSet         Fault = "ready-never-set"
+	FaultKeepFinalizers        Fault = "keep-finalizers"
+	FaultNoResumeReplacement   Fault = "no-resume-replacement"
+)
+
+// Catalog says what each fault breaks.
+var Catalog = map[Fault]string{
+	FaultReplaceTerminating:    "creates replacements while pods still terminate, even under podReplacementPolicy Failed",
+	FaultEarlyTerminal:         "writes Failed/Complete as soon as every finished pod is counted, without waiting for terminating pods (reporting none)",
+	FaultStaleStartTime:        "keeps startTime across a suspension and a resume (neither clears nor resets it)",
+	FaultBuiltInFinalizer:      "tracks its pods with the built-in's reserved batch.kubernetes.io/job-tracking finalizer",
+	FaultNoFinalizer:           "creates pods without a tracking finalizer",
+	FaultCompletionAtTarget:    "sets completionTime to SuccessCriteriaMet's time instead of Complete's",
+	FaultNoTerminalEvent:       "records no event when the Job finishes",
+	FaultDoubleTerminalEvent:   "records the terminal event twice",
+	FaultNoTerminatingCount:    "reports status.terminating as 0 whatever terminates",
+	FaultReadyCountsTerminated: "counts ready pods that are terminating in status.ready",
+	FaultBackoffLimitOffByOne:  "fails the Job when failed reaches backoffLimit instead of exceeding it",
+	FaultCountIgnored:          "counts failures a podFailurePolicy Ignore rule matches",
+	FaultIgnoreFailJob:         "ignores podFailurePolicy FailJob rules (counts the failure instead)",
+	FaultNoSuspendedCondition:  "suspends (deletes the pods) without the Suspended condition",
+	FaultNoDeadline:            "never enforces activeDeadlineSeconds",
+	FaultIgnoreSuccessPolicy:   "ignores successPolicy (waits for every completion)",
+	FaultGlobalBackoffPerIndex: "applies backoffLimitPerIndex to the whole Job (fails it after that many failures in all)",
+	FaultNoFailedIndexes:       "never reports status.failedIndexes",
+	FaultWrongDeadlineReason:   "gives a passed deadline the reason BackoffLimitExceeded",
+	FaultReadyNeverSet:         "never writes status.ready",
+	FaultKeepFinalizers:        "keeps the tracking finalizer on pods the Job deletes when it finishes",
+	FaultNoResumeReplacement:   "does not create pods again after a resume",
+}
+
+// Faults lists the catalog's names, sorted.
+func Faults() []Fault {
+	var out []Fault
+	for f := range Catalog {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// FaultSet is the faults a controller runs with.
+type FaultSet map[Fault]bool
+
+// Has tells whether f is on.
+func (s FaultSet) Has(f Fault) bool { return s[f] }
+
+// Set turns on a fault by name (a flag.Value's Set).
+func (s FaultSet) Set(name string) error {
+	if _, ok := Catalog[Fault(name)]; !ok {
+		var names []string
+		for _, f := range Faults() {
+			names = append(names, string(f))
+		}
+		return fmt.Errorf("unknown fault %q: use one of %s", name, strings.Join(names, ", "))
+	}
+	s[Fault(name)] = true
+	return nil
+}
+
+// String lists the faults that are on.
+func (s FaultSet) String() string {
+	var names []string
+	for f := range s {
+		names = append(names, string(f))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
