@@ -10,7 +10,7 @@ export ARTIFACTS
 GO         ?= go
 JOBCONFORM := $(GO) run ./suites/cmd/jobconform
 
-.PHONY: all run test unit bench binaries cluster vet verify fmt clean
+.PHONY: all run test unit bench mutate binaries cluster vet verify fmt clean
 
 all: test
 
@@ -75,6 +75,13 @@ bench:
 	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/bench,./suites/conformance) > $(ARTIFACTS)/bench/conformance.log 2>&1; status=$$?; \
 	echo "catalog wall time: $$(( $$(date +%s) - start ))s ($$(grep -hoE '^Ran [0-9]+ of [0-9]+ Specs' $(ARTIFACTS)/bench/conformance.log), built-in and reference, Kubernetes $(K8S_VERSION), $(PROCS) processes; log $(ARTIFACTS)/bench/conformance.log)"; \
 	exit $$status
+
+## mutate: the conformance scenarios against the reference controller broken by each fault
+## of controller/faults.go (FAULTS=a,b for some); prints the mutation score, writes
+## $(ARTIFACTS)/mutate/mutation.md; fails unless every fault is caught
+FAULTS ?=
+mutate:
+	$(JOBCONFORM) mutate --k8s-version $(K8S_VERSION) --procs $(PROCS) $(if $(FAULTS),--faults $(FAULTS))
 
 ## cluster: a local cluster for poking at, until Ctrl-C
 cluster:

@@ -25,6 +25,8 @@ Usage:
   jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries
   jobconform cluster [flags]                    run a local cluster until interrupted
   jobconform report  --out DIR REPORT.json...   write report.html and summary.md from Ginkgo JSON reports
+  jobconform mutate  [--faults a,b] [flags]     run the conformance scenarios against the reference
+                                                controller broken by each fault; print the mutation score
 
 Run "jobconform <command> -h" for a command's flags.
 `
@@ -44,6 +46,8 @@ func main() {
 		err = cluster(ctx, os.Args[2:])
 	case "report":
 		err = report(os.Args[2:])
+	case "mutate":
+		err = mutate(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return
@@ -55,6 +59,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "jobconform:", err)
 		if errors.Is(err, context.Canceled) {
 			os.Exit(130)
+		}
+		if errors.As(err, new(usageError)) {
+			os.Exit(2)
 		}
 		os.Exit(1)
 	}

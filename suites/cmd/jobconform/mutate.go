@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/suites/internal/harness"
+	"github.com/jobconform/jobconform/suites/internal/k8sbin"
+)
+
+// mutantLabels is, for each fault of controller.Catalog, the Ginkgo label
+// filter of the conformance scenarios that exercise the code it breaks: make
+// mutate runs those against the reference controller broken that way.
+var mutantLabels = map[controller.Fault]string{
+	controller.FaultReplaceTerminating:    "podReplacementPolicy",
+	controller.FaultEarlyTerminal:         "terminalConditions",
+	controller.FaultStaleStartTime:        "suspend",
+	controller.FaultBuiltInFinalizer:      "tracking",
+	controller.FaultNoFinalizer:           "tracking",
+	controller.FaultCompletionAtTarget:    "terminalConditions || successPolicy",
+	controller.FaultNoTerminalEvent:       "terminalConditions",
+	controller.FaultDoubleTerminalEvent:   "terminalConditions",
+	controller.FaultNoTerminatingCount:    "podReplacementPolicy",
+	controller.FaultReadyCountsTerminated: "readiness",
+	controller.FaultBackoffLimitOffByOne:  "backoff",
+	controller.FaultCountIgnored:          "podFailurePolicy",
+	controller.FaultIgnoreFailJob:         "podFailurePolicy",
+	controller.FaultNoSuspendedCondition:  "suspend",
+	controller.FaultNoDeadline:            "deadline",
+	controller.FaultIgnoreSuccessPolicy:   "successPolicy",
+	controller.FaultGlobalBackoffPerIndex: "backoffPerIndex",
+	controller.FaultNoFailedIndexes:       "backoffPerIndex",
+	controller.FaultWrongDeadlineReason:   "deadline",
+	controller.FaultReadyNeverSet:         "readiness",
+	controller.FaultKeepFinalizers:        "tracking || terminalConditions || successPolicy",
+	controller.FaultNoResumeReplacement:   "suspend",
+}
+
+// mutant is one fault's outcome.
+type mutant struct {
+	Fault   string   `json:"fault"`
+	Breaks  string   `json:"breaks"`
+	Labels  string   `json:"labels"`
+	Caught  bool     `json:"caught"`
+	By      []string `json:"by,omitempty"` // "scenario: invariant or step"
+	Specs   int      `json:"specs"`
+	Error   string   `json:"error,omitempty"`
+	Seconds float64  `json:"seconds"`
+}
+
+// mutate runs the conformance scenarios against the reference controller
+// broken by each fault in turn and prints the mutation score.
+func mutate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
+	version := fs.String("k8s-version", defaultVersion(), "Kubernetes release of the local cluster")
+	procs := fs.Int("procs", 6, "parallel Ginkgo processes per fault")
+	out := fs.String("out", filepath.Join(artifactsDir(), "mutate"), "directory for each fault's reports and mutation.{md,json}")
+	only := fs.String("faults", "", "comma-separated faults to run (default: every fault of controller/faults.go)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var faults []controller.Fault
+	if *only == "" {
+		faults = controller.Faults()
+	} else {
+		for _, name := range strings.Split(*only, ",") {
+			if err := (controller.FaultSet{}).Set(name); err != nil {
+				return usageError{err}
+			}
+			faults = append(faults, controller.Fault(name))
+		}
+	}
+	for _, f := range faults {
+		if mutantLabels[f] == "" {
+			return fmt.Errorf("fault %s has no scenarios to run in mutantLabels (suites/cmd/jobconform/mutate.go)", f)
+		}
+	}
+	if _, err := (&k8sbin.Builder{Progress: os.Stderr}).Ensure(ctx, *version); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	var results []mutant
+	for i, f := range faults {
+		m := runMutant(ctx, f, *version, *procs, filepath.Join(*out, string(f)))
+		results = append(results, m)
+		verdict := "MISSED"
+		switch {
+		case m.Error != "":
+			verdict = "ERROR: " + m.Error
+		case m.Caught:
+			verdict = "caught by " + strings.Join(m.By, "; ")
+		}
+		fmt.Fprintf(os.Stderr, "[%d/%d] %s (%s, %d specs, %.0fs): %s\n", i+1, len(faults), f, m.Labels, m.Specs, m.Seconds, verdict)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	caught := 0
+	for _, m := range results {
+		if m.Caught {
+			caught++
+		}
+	}
+	var md strings.Builder
+	writeMutation(&md, results, *version)
+	fmt.Print(md.String())
+	if err := os.WriteFile(filepath.Join(*out, "mutation.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(results, "", "  ")
+	if err := os.WriteFile(filepath.Join(*out, "mutation.json"), data, 0o644); err != nil {
+		return err
+	}
+	if caught < len(results) {
+		return fmt.Errorf("mutation score %d/%d: %d faults not caught (see %s)", caught, len(results), len(results)-caught, filepath.Join(*out, "mutation.md"))
+	}
+	return nil
+}
+
+func artifactsDir() string {
+	if a := os.Getenv("ARTIFACTS"); a != "" {
+		return a
+	}
+	return "_artifacts"
+}
+
+// runMutant runs the fault's scenarios with go tool ginkgo and reads which
+// specs failed, and through what.
+func runMutant(ctx context.Context, f controller.Fault, version string, procs int, dir string) mutant {
+	m := mutant{Fault: string(f), Breaks: controller.Catalog[f], Labels: mutantLabels[f]}
+	start := time.Now()
+	defer func() { m.Seconds = time.Since(start).Seconds() }()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		m.Error = err.Error()
+		return m
+	}
+	log, err := os.Create(filepath.Join(dir, "ginkgo.log"))
+	if err != nil {
+		m.Error = err.Error()
+		return m
+	}
+	defer log.Close()
+	cmd := exec.CommandContext(ctx, "go", "tool", "ginkgo", "-p", fmt.Sprintf("--procs=%d", procs), "--keep-going", "--no-color", "--timeout=30m",
+		"--label-filter="+m.Labels, "--output-dir="+dir, "--json-report=report.json", "./suites/conformance")
+	cmd.Env = append(os.Environ(), harness.EnvVersion+"="+version, harness.EnvControllers+"=reference", harness.EnvReferenceFaults+"="+string(f),
+		harness.EnvProvider+"=local", harness.EnvKubeconfig+"=")
+	cmd.Stdout, cmd.Stderr = log, log
+	_ = cmd.Run() // failing specs are the point; the report says which
+	runs, err := ginkgoreport.Load(filepath.Join(dir, "report.json"))
+	if err != nil {
+		m.Error = fmt.Sprintf("no report (%v); see %s", err, log.Name())
+		return m
+	}
+	m.Caught, m.By, m.Specs, m.Error = judge(runs)
+	return m
+}
+
+// judge reads a mutant's runs: caught when a scenario ran and failed on the
+// controller (a broken step or invariant). A run that failed only through
+// the harness (no cluster, an API error) proves nothing about the fault.
+func judge(runs []reports.Run) (caught bool, by []string, specs int, harnessErr string) {
+	for _, r := range runs {
+		if r.Verdict == "skip" {
+			continue
+		}
+		specs++
+		for _, f := range r.Failures {
+			if strings.HasPrefix(f, "harness error:") {
+				harnessErr = r.Scenario + ": " + f
+				continue
+			}
+			caught = true
+			what, _, _ := strings.Cut(f, ":")
+			if len(r.Violations) > 0 {
+				what = "invariant " + r.Violations[0].Invariant
+			}
+			by = append(by, r.Scenario+": "+what)
+			break
+		}
+	}
+	if specs == 0 && harnessErr == "" {
+		harnessErr = "no scenario ran"
+	}
+	if caught {
+		harnessErr = ""
+	}
+	return caught, by, specs, harnessErr
+}
+
+// writeMutation renders the score and the table.
+func writeMutation(w io.Writer, results []mutant, version string) {
+	caught := 0
+	for _, m := range results {
+		if m.Caught {
+			caught++
+		}
+	}
+	fmt.Fprintf(w, "\n## Mutation score: %d/%d faults caught (reference controller, Kubernetes %s)\n\n", caught, len(results), version)
+	fmt.Fprintf(w, "| fault | breaks | scenarios | caught by |\n|---|---|---|---|\n")
+	for _, m := range results {
+		by := "**MISSED**"
+		switch {
+		case m.Error != "":
+			by = "**ERROR** " + m.Error
+		case m.Caught:
+			by = strings.Join(m.By, "<br>")
+		}
+		fmt.Fprintf(w, "| %s | %s | %s (%d specs) | %s |\n", m.Fault, m.Breaks, m.Labels, m.Specs, by)
+	}
+}
+
+// usageError marks bad input (exit code 2).
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
