@@ -75,13 +75,18 @@ func TestCompletionTime(t *testing.T) {
 	}
 	expectOK(t, CompletionTime, ctx, finish(at))
 	expectViolation(t, CompletionTime, ctx, finish(func(*builder) *metav1.Time { return nil }), "Complete without completionTime")
-	expectViolation(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time { return ptr.To(metav1.NewTime(b.now.Add(-2 * time.Second).Truncate(time.Second))) }), "differs from Complete's lastTransitionTime")
+	expectViolation(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time {
+		return ptr.To(metav1.NewTime(b.now.Add(-2 * time.Second).Truncate(time.Second)))
+	}), "differs from Complete's lastTransitionTime")
 	early := newBuilder()
 	early.status(func(s *batchv1.JobStatus) { s.CompletionTime = at(early) })
 	expectViolation(t, CompletionTime, ctx, early, "without Complete")
 	moved := finish(at)
 	moved.wait(2 * time.Second)
-	moved.status(func(s *batchv1.JobStatus) { s.CompletionTime = at(moved); s.Conditions[1].LastTransitionTime = *at(moved) })
+	moved.status(func(s *batchv1.JobStatus) {
+		s.CompletionTime = at(moved)
+		s.Conditions[1].LastTransitionTime = *at(moved)
+	})
 	expectViolation(t, CompletionTime, ctx, moved, "completionTime changed")
 }
 
