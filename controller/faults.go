@@ -38,6 +38,10 @@ const (
 	FaultReadyNeverSet         Fault = "ready-never-set"
 	FaultKeepFinalizers        Fault = "keep-finalizers"
 	FaultNoResumeReplacement   Fault = "no-resume-replacement"
+	FaultConstantBackoff       Fault = "constant-backoff"
+	FaultNoBackoff             Fault = "no-backoff"
+	FaultUnfinalizeFirst       Fault = "unfinalize-before-record"
+	FaultFailedWithoutTarget   Fault = "failed-without-target"
 )
 
 // Catalog says what each fault breaks.
@@ -64,6 +68,10 @@ var Catalog = map[Fault]string{
 	FaultReadyNeverSet:         "never writes status.ready",
 	FaultKeepFinalizers:        "keeps the tracking finalizer on pods the Job deletes when it finishes",
 	FaultNoResumeReplacement:   "does not create pods again after a resume",
+	FaultConstantBackoff:       "waits 10s before every replacement: the pod-failure backoff never doubles",
+	FaultNoBackoff:             "replaces failed pods at once, with no pod-failure backoff",
+	FaultUnfinalizeFirst:       "removes a finished pod's tracking finalizer before the status write that records it (a crash between the two loses the pod)",
+	FaultFailedWithoutTarget:   "skips the interim FailureTarget condition and writes Failed alone once the pods are gone",
 }
 
 // Faults lists the catalog's names, sorted.

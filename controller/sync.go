@@ -345,8 +345,12 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	if diff <= 0 {
 		return active, errors.Join(errs...)
 	}
-	if !hasBackoffLimitPerIndex(job) {
-		if wait := st.backoff.remaining(c.clock.Now()); wait > 0 {
+	if !hasBackoffLimitPerIndex(job) && !c.opts.Faults.Has(FaultNoBackoff) {
+		backoff := st.backoff
+		if c.opts.Faults.Has(FaultConstantBackoff) {
+			backoff.failuresAfterLastSuccess = min(backoff.failuresAfterLastSuccess, 1)
+		}
+		if wait := backoff.remaining(c.clock.Now()); wait > 0 {
 			c.queue.AddAfter(key, wait)
 			return active, errors.Join(errs...)
 		}

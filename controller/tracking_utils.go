@@ -40,6 +40,11 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 	needsFlush = c.updateIndexes(st, newIndexes) || needsFlush
 	needsFlush = c.addInterimCondition(st) || needsFlush
 
+	var rmErr error
+	if c.opts.Faults.Has(FaultUnfinalizeFirst) {
+		rmErr = c.removeFinalizers(ctx, key, toUnfinalize, withFinalizer) // the fault: step 2 first
+		toUnfinalize = nil
+	}
 	// Step 1: record the finished pods in uncountedTerminatedPods.
 	if needsFlush {
 		if err := c.writeStatus(ctx, job); err != nil {
@@ -49,7 +54,9 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 		needsFlush = false
 	}
 	// Step 2: remove their finalizers.
-	rmErr := c.removeFinalizers(ctx, key, toUnfinalize, withFinalizer)
+	if len(toUnfinalize) > 0 {
+		rmErr = c.removeFinalizers(ctx, key, toUnfinalize, withFinalizer)
+	}
 	// Step 3: count what lost its finalizer.
 	if moveCounted(status, withFinalizer) {
 		needsFlush = true
@@ -212,7 +219,7 @@ func (c *Controller) addInterimCondition(st *syncState) bool {
 	job, status := st.job, &st.job.Status
 	changed := false
 	if st.finished != nil && st.finished.Type == batchv1.JobFailureTarget {
-		if condition(job, batchv1.JobFailureTarget) == nil {
+		if condition(job, batchv1.JobFailureTarget) == nil && !c.opts.Faults.Has(FaultFailedWithoutTarget) {
 			status.Conditions = append(status.Conditions, *st.finished)
 			changed = true
 		}

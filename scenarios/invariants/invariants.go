@@ -40,6 +40,9 @@ type Context struct {
 	// JobPodReplacementPolicy gate off (a gate-flip drill): podReplacementPolicy
 	// is not in force then.
 	PolicyOff []Span
+	// Restarts are when the controller under test was restarted (chaos):
+	// what it kept in memory, such as the backoff record, is gone after each.
+	Restarts []time.Time
 }
 
 // Span is a stretch of time, open-ended when To is zero.
@@ -103,6 +106,7 @@ var All = []Invariant{
 	TerminalOnlyWhenPodsTerminal,
 	ReplacementWaitsUnderFailed,
 	ReplacementTiming,
+	BackoffRespected,
 	TerminatingSettles,
 	FinalizerReleased,
 	ManagedBySilence,
@@ -112,6 +116,7 @@ var All = []Invariant{
 	CompletionTime,
 	TerminalEvent,
 	FinalizerOwned,
+	FinalizerAfterRecord,
 }
 
 // CheckAll evaluates every invariant.

@@ -45,6 +45,10 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultReadyNeverSet:         "readiness",
 	controller.FaultKeepFinalizers:        "tracking || terminalConditions || successPolicy",
 	controller.FaultNoResumeReplacement:   "suspend",
+	controller.FaultConstantBackoff:       "backoff",
+	controller.FaultNoBackoff:             "backoff",
+	controller.FaultUnfinalizeFirst:       "tracking || terminalConditions",
+	controller.FaultFailedWithoutTarget:   "terminalConditions",
 }
 
 // mutant is one fault's outcome.

@@ -27,7 +27,7 @@ func TestEveryFaultHasScenarios(t *testing.T) {
 			}
 		}
 	}
-	if len(controller.Faults()) < 20 {
+	if len(controller.Faults()) < 25 {
 		t.Errorf("%d faults", len(controller.Faults()))
 	}
 }

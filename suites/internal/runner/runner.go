@@ -192,13 +192,27 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
 	var policyOff []invariants.Span
+	var restarts []time.Time
 	if inj != nil {
 		policyOff = gateOffSpans(inj.Records(), "JobPodReplacementPolicy")
+		restarts = controllerRestarts(inj.Records())
 	}
-	ictx := invariants.Context{PolicyOff: policyOff, Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
+	ictx := invariants.Context{PolicyOff: policyOff, Restarts: restarts, Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
 		ReadyWithin: s.ReadyWithin.Duration}
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
 	return r
+}
+
+// controllerRestarts are the starts of the chaos actions that restarted the
+// controller under test (a crash, a restart, other feature gates).
+func controllerRestarts(records []chaos.Record) []time.Time {
+	var out []time.Time
+	for _, r := range records {
+		if r.Action.ControllerRestart != nil || r.Action.FeatureGates != nil {
+			out = append(out, r.Start)
+		}
+	}
+	return out
 }
 
 // gateOffSpans are the spans in which chaos steps had switched gate off in

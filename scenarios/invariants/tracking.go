@@ -1,0 +1,113 @@
+// The exactly-once protocol of finalizer tracking, seen from outside.
+
+package invariants
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// FinalizerAfterRecord: a finished pod loses its tracking finalizer only
+// after a Job status write that records it — its UID in
+// uncountedTerminatedPods, or for a succeeded pod of an Indexed Job its index
+// in completedIndexes (pkg/controller/job trackJobStatusAndRemoveFinalizers,
+// v1.26 on: record, then remove, then move into the counters). A controller
+// that removes first and writes later loses the pod's outcome if it crashes
+// in between; the order shows in the recording without needing that crash.
+// Not required: pods the controller need not count — a Job that is being
+// deleted, a pod of an index past completions (elastic scale-down), a pod
+// still running when the Job met its success criteria, or one that is
+// neither finished nor being deleted while the Job has not failed.
+var FinalizerAfterRecord = Invariant{
+	Name:        "finalizer-after-record",
+	Description: "a finished pod's tracking finalizer is removed only after a Job status write that records the pod (uncountedTerminatedPods or completedIndexes)",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if ctx.Finalizer == "" {
+			return nil
+		}
+		var out []Violation
+		spans := unknownSpans(t)
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			j := before.job
+			if e.Kind != "Pod" || j == nil || j.DeletionTimestamp != nil || inUnknownRV(spans, e.Revision()) {
+				return
+			}
+			p, prev := e.Pod(), before.pods[e.Pod().UID]
+			if prev == nil || !slices.Contains(prev.Finalizers, ctx.Finalizer) || slices.Contains(p.Finalizers, ctx.Finalizer) {
+				return // not the moment its finalizer went
+			}
+			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || !mustRecord(j, p) || recorded(j.Status, p) {
+				return
+			}
+			u := ptr.Deref(j.Status.UncountedTerminatedPods, batchv1.UncountedTerminatedPods{})
+			out = append(out, violation("finalizer-after-record", e, "pod %s (%s%s) lost its finalizer %s before any Job status recorded it (uncountedTerminatedPods succeeded %v failed %v, completedIndexes %q)",
+				p.Name, p.Status.Phase, deletingNote(p), ctx.Finalizer, u.Succeeded, u.Failed, j.Status.CompletedIndexes))
+		})
+		return out
+	},
+}
+
+// mustRecord tells whether the controller counts p before it lets it go.
+func mustRecord(j *batchv1.Job, p *corev1.Pod) bool {
+	if ix := indexOf(p); ix != "" {
+		n, err := strconv.Atoi(ix)
+		if err != nil || n >= int(ptr.Deref(j.Spec.Completions, 0)) {
+			return false
+		}
+	}
+	if podTerminal(p) {
+		return true
+	}
+	if hasCond(j.Status, batchv1.JobSuccessCriteriaMet) != nil || hasCond(j.Status, batchv1.JobComplete) != nil {
+		return false
+	}
+	return p.DeletionTimestamp != nil || hasCond(j.Status, batchv1.JobFailureTarget) != nil || hasCond(j.Status, batchv1.JobFailed) != nil
+}
+
+// recorded tells whether the status accounts for p.
+func recorded(s batchv1.JobStatus, p *corev1.Pod) bool {
+	if u := s.UncountedTerminatedPods; u != nil && (slices.Contains(u.Succeeded, p.UID) || slices.Contains(u.Failed, p.UID)) {
+		return true
+	}
+	if ix := indexOf(p); ix != "" && p.Status.Phase == corev1.PodSucceeded && s.CompletedIndexes != "" {
+		n, _ := strconv.Atoi(ix)
+		return inIndexList(s.CompletedIndexes, n)
+	}
+	return false
+}
+
+// inIndexList tells whether n is in an index list such as "0,2-4".
+func inIndexList(list string, n int) bool {
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		if n >= a && n <= b {
+			return true
+		}
+	}
+	return false
+}
+
+func deletingNote(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return ", being deleted"
+	}
+	return ""
+}

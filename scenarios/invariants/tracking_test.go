@@ -1,0 +1,86 @@
+package invariants
+
+import (
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+func uncountedFailed(uids ...types.UID) func(*batchv1.JobStatus) {
+	return func(s *batchv1.JobStatus) {
+		s.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Failed: uids}
+	}
+}
+
+func TestFinalizerAfterRecord(t *testing.T) {
+	ctx := Context{Finalizer: fin}
+	// Record, remove, count: the protocol.
+	ok := newBuilder().pod("a", running).pod("a", failed)
+	ok.status(uncountedFailed("uid-a"))
+	ok.pod("a", unfinalized)
+	ok.status(func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Failed = nil; s.Failed = 1 })
+	expectOK(t, FinalizerAfterRecord, ctx, ok)
+
+	// Removed first, recorded after: caught.
+	early := newBuilder().pod("a", running).pod("a", failed)
+	early.pod("a", unfinalized)
+	early.status(uncountedFailed("uid-a"))
+	expectViolation(t, FinalizerAfterRecord, ctx, early, "pod a (Failed) lost its finalizer")
+
+	// The removal that deletes the pod (it was being deleted) counts too.
+	gone := newBuilder().pod("a", running).pod("a", deleting)
+	gone.pod("a", failed)
+	gone.add("Pod", "DELETED", func() *corev1.Pod { p := gone.pods["a"].DeepCopy(); p.Finalizers = nil; return p }())
+	expectViolation(t, FinalizerAfterRecord, ctx, gone, "being deleted")
+
+	// Indexed: a succeeded pod is recorded by its index in completedIndexes.
+	indexed := func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](3), ptr.To[int32](3)
+	}
+	ix := newBuilder(indexed).pod("a", withIndex("2"))
+	ix.pod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
+	ix.status(func(s *batchv1.JobStatus) { s.CompletedIndexes = "0,2" })
+	ix.pod("a", unfinalized)
+	expectOK(t, FinalizerAfterRecord, ctx, ix)
+	ixEarly := newBuilder(indexed).pod("a", withIndex("2"))
+	ixEarly.pod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
+	ixEarly.status(func(s *batchv1.JobStatus) { s.CompletedIndexes = "0-1" })
+	ixEarly.pod("a", unfinalized)
+	expectViolation(t, FinalizerAfterRecord, ctx, ixEarly, `completedIndexes "0-1"`)
+
+	// Past completions (elastic scale-down) nothing is counted.
+	scaled := newBuilder(indexed).pod("a", withIndex("5"))
+	scaled.pod("a", deleting).pod("a", unfinalized)
+	expectOK(t, FinalizerAfterRecord, ctx, scaled)
+
+	// A pod still running when the Job met its success criteria is not counted.
+	done := newBuilder().pod("a", running)
+	done.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached")}
+	})
+	done.pod("a", deleting).pod("a", unfinalized)
+	expectOK(t, FinalizerAfterRecord, ctx, done)
+	// ...but once the Job failed, every pod counts as failed.
+	fail := newBuilder().pod("a", running)
+	fail.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+	})
+	fail.pod("a", unfinalized)
+	expectViolation(t, FinalizerAfterRecord, ctx, fail, "pod a (Running) lost its finalizer")
+}
+
+func TestInIndexList(t *testing.T) {
+	for _, c := range []struct {
+		list string
+		n    int
+		want bool
+	}{{"0,2-4", 3, true}, {"0,2-4", 1, false}, {"7", 7, true}, {"", 0, false}, {"1-2,9", 9, true}} {
+		if got := inIndexList(c.list, c.n); got != c.want {
+			t.Errorf("inIndexList(%q, %d) = %v, want %v", c.list, c.n, got, c.want)
+		}
+	}
+}
