@@ -36,9 +36,9 @@ var CountersMonotonic = Invariant{
 
 // ReadyNotAboveActive: status.ready ≤ status.active in every status.
 var ReadyNotAboveActive = Invariant{
-	Name:            "ready-not-above-active",
-	Description:     "status.ready never exceeds status.active",
-	KnownRegression: map[string]string{"v1.34.4": "kubernetes/kubernetes#139428"},
+	Name:        "ready-not-above-active",
+	Description: "status.ready never exceeds status.active",
+	KnownBugs:   map[string]string{"v1.34.4": "kubernetes/kubernetes#139428, ready counted above active (as design/job-semantics.md reports it; not yet run here)"},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		for _, e := range jobEntries(ctx, t) {

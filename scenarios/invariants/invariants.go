@@ -75,26 +75,27 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s at %s (seq %d, rv %d): %s", v.Invariant, v.Time.Format("15:04:05.000"), v.Seq, v.Revision, v.Message)
 }
 
-// Invariant is one promise. Applies says, from the context (the version), whether
-// it is a promise at all for this run; a known upstream regression is stated
-// in KnownRegression and exempts the versions it names.
+// Invariant is one promise. Since says from which release it is a promise
+// at all; a known upstream bug of some releases is named in KnownBugs, and a
+// run at such a release is still checked: the bug fails it, by name.
 type Invariant struct {
 	Name        string
 	Description string
 	// Since is the first release the promise holds for ("" = every supported one).
 	Since string
-	// KnownRegression names releases whose built-in controller breaks the
-	// promise, and the upstream issue; such runs report the exemption, not a pass.
-	KnownRegression map[string]string
-	Check           func(Context, timeline.Timeline) []Violation
+	// KnownBugs names releases whose built-in controller breaks the promise,
+	// and the upstream bug: the verdict says so, and stays a failure.
+	KnownBugs map[string]string
+	Check     func(Context, timeline.Timeline) []Violation
 }
 
 // Result is one invariant's verdict on a run.
 type Result struct {
 	Invariant  string
 	Applicable bool
-	// Exempt explains why an applicable invariant was not enforced (known regression).
-	Exempt     string
+	// KnownBug names the upstream bug the release is known to have that
+	// breaks this promise ("" when none); the violations name it too.
+	KnownBug   string
 	Violations []Violation
 }
 
@@ -138,11 +139,13 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 			return r
 		}
 	}
-	if issue, ok := inv.KnownRegression[ctx.Version]; ok {
-		r.Exempt = fmt.Sprintf("known regression of Kubernetes %s (%s)", ctx.Version, issue)
-		return r
-	}
 	r.Violations = inv.Check(ctx, t)
+	if bug, ok := inv.KnownBugs[ctx.Version]; ok {
+		r.KnownBug = fmt.Sprintf("known upstream bug of Kubernetes %s: %s", ctx.Version, bug)
+		for i := range r.Violations {
+			r.Violations[i].Message += " — " + r.KnownBug
+		}
+	}
 	return r
 }
 

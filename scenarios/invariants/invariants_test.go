@@ -135,9 +135,10 @@ func TestReadyNotAboveActive(t *testing.T) {
 	bad := newBuilder().status(func(s *batchv1.JobStatus) { s.Active = 1; s.Ready = ptr.To[int32](2) })
 	expectViolation(t, ReadyNotAboveActive, Context{}, bad, "ready=2 > active=1")
 	expectOK(t, ReadyNotAboveActive, Context{}, newBuilder().status(func(s *batchv1.JobStatus) { s.Active = 2; s.Ready = ptr.To[int32](2) }))
+	// A release with a known upstream bug is not exempt: it fails, naming the bug.
 	r := ReadyNotAboveActive.Evaluate(Context{Job: "j", Version: "v1.34.4"}, bad.tl)
-	if r.Exempt == "" || len(r.Violations) != 0 {
-		t.Fatalf("v1.34.4 must be exempt as a known regression: %+v", r)
+	if len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "kubernetes/kubernetes#139428") {
+		t.Fatalf("v1.34.4 must fail, naming its known bug: %+v", r)
 	}
 }
 
