@@ -42,6 +42,7 @@ const (
 	FaultNoBackoff             Fault = "no-backoff"
 	FaultUnfinalizeFirst       Fault = "unfinalize-before-record"
 	FaultFailedWithoutTarget   Fault = "failed-without-target"
+	FaultDeadlineFromCreation  Fault = "deadline-from-creation"
 )
 
 // Catalog says what each fault breaks.
@@ -72,6 +73,7 @@ var Catalog = map[Fault]string{
 	FaultNoBackoff:             "replaces failed pods at once, with no pod-failure backoff",
 	FaultUnfinalizeFirst:       "removes a finished pod's tracking finalizer before the status write that records it (a crash between the two loses the pod)",
 	FaultFailedWithoutTarget:   "skips the interim FailureTarget condition and writes Failed alone once the pods are gone",
+	FaultDeadlineFromCreation:  "counts activeDeadlineSeconds from the Job's creation, not from its (resumed) start",
 }
 
 // Faults lists the catalog's names, sorted.

@@ -578,7 +578,11 @@ func (c *Controller) pastActiveDeadline(job *batchv1.Job) bool {
 	if job.Spec.ActiveDeadlineSeconds == nil || job.Status.StartTime == nil || suspended(job) || c.opts.Faults.Has(FaultNoDeadline) {
 		return false
 	}
-	return c.clock.Since(job.Status.StartTime.Time) >= time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second
+	start := job.Status.StartTime.Time
+	if c.opts.Faults.Has(FaultDeadlineFromCreation) {
+		start = job.CreationTimestamp.Time
+	}
+	return c.clock.Since(start) >= time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second
 }
 
 // pastBackoffLimitOnFailure: with restartPolicy OnFailure, failures show as

@@ -115,6 +115,7 @@ var All = []Invariant{
 	ReadyFollows,
 	StartTime,
 	CompletionTime,
+	DeadlineFromStart,
 	TerminalEvent,
 	FinalizerOwned,
 	FinalizerAfterRecord,

@@ -112,6 +112,48 @@ var CompletionTime = Invariant{
 	},
 }
 
+// DeadlineFromStart: a Job fails with DeadlineExceeded only once
+// activeDeadlineSeconds have passed since it started — since its latest
+// resume when it was suspended, as the deadline does not tick while
+// suspended and a resume resets startTime (pkg/controller/job
+// pastActiveDeadline, v1.34.3 and v1.37.1). The start is taken from what the
+// recording saw (the first startTime, the latest JobResumed transition), not
+// from the status being judged, so a stale startTime cannot excuse itself.
+var DeadlineFromStart = Invariant{
+	Name:        "deadline-from-start",
+	Description: "DeadlineExceeded comes no earlier than activeDeadlineSeconds after the Job's start (its latest resume)",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var start *metav1.Time
+		var prev *batchv1.Job
+		for _, e := range jobEntries(ctx, t) {
+			cur := e.Job()
+			if start == nil && cur.Status.StartTime != nil {
+				start = cur.Status.StartTime
+			}
+			if prev != nil {
+				if r := resumedIn(prev, cur); r != nil {
+					start = &r.LastTransitionTime
+				}
+			}
+			ads := cur.Spec.ActiveDeadlineSeconds
+			c := hasCond(cur.Status, batchv1.JobFailureTarget)
+			if c == nil {
+				c = hasCond(cur.Status, batchv1.JobFailed)
+			}
+			if c != nil && c.Reason == batchv1.JobReasonDeadlineExceeded && ads != nil && start != nil {
+				due := start.Add(time.Duration(*ads) * time.Second)
+				if c.LastTransitionTime.Time.Before(due.Add(-clockSlack)) {
+					return []Violation{violation("deadline-from-start", e, "%s/DeadlineExceeded at %s, before activeDeadlineSeconds=%d had passed since the start %s (due %s)",
+						c.Type, timeOf(&c.LastTransitionTime), *ads, timeOf(start), due.UTC().Format(time.RFC3339))}
+				}
+				return nil
+			}
+			prev = cur
+		}
+		return nil
+	},
+}
+
 // eventSpamBurst is client-go's per-object event budget (EventSourceObjectSpamFilter):
 // past it a recorder may drop events, so a missing one proves nothing.
 const eventSpamBurst = 25

@@ -148,3 +148,46 @@ func TestFinalizerOwned(t *testing.T) {
 	other.pod("x", func(p *corev1.Pod) { p.Finalizers = nil; p.OwnerReferences[0].UID = types.UID("other") })
 	expectOK(t, FinalizerOwned, builtin, other)
 }
+
+func TestDeadlineFromStart(t *testing.T) {
+	ads := func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](6) }
+	deadline := func(b *builder) {
+		b.status(func(s *batchv1.JobStatus) {
+			c := cond(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded)
+			c.LastTransitionTime = *at(b)
+			s.Conditions = append(s.Conditions, c)
+		})
+	}
+	// Started, suspended, resumed at +4s; the deadline at +10s is 6s after the resume.
+	run := func(afterResume time.Duration, keepStart bool) *builder {
+		b := newBuilder(ads)
+		b.status(func(s *batchv1.JobStatus) { s.StartTime = at(b) })
+		first := at(b)
+		b.wait(time.Second)
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionTrue, "JobSuspended")}
+		})
+		b.wait(3 * time.Second)
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionFalse, "JobResumed")}
+			s.StartTime = at(b)
+			if keepStart {
+				s.StartTime = first
+			}
+		})
+		b.wait(afterResume)
+		deadline(b)
+		return b
+	}
+	expectOK(t, DeadlineFromStart, Context{}, run(6*time.Second, false))
+	// Counted from the first start (or the creation): 2s after the resume.
+	expectViolation(t, DeadlineFromStart, Context{}, run(2*time.Second, false), "before activeDeadlineSeconds=6 had passed")
+	// A stale startTime does not excuse it: the resume is the start.
+	expectViolation(t, DeadlineFromStart, Context{}, run(2*time.Second, true), "before activeDeadlineSeconds=6 had passed")
+	// Never suspended: 6s after startTime is on time.
+	plain := newBuilder(ads)
+	plain.status(func(s *batchv1.JobStatus) { s.StartTime = at(plain) })
+	plain.wait(6 * time.Second)
+	deadline(plain)
+	expectOK(t, DeadlineFromStart, Context{}, plain)
+}

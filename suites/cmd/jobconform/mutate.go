@@ -49,6 +49,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultNoBackoff:             "backoff",
 	controller.FaultUnfinalizeFirst:       "tracking || terminalConditions",
 	controller.FaultFailedWithoutTarget:   "terminalConditions",
+	controller.FaultDeadlineFromCreation:  "deadline",
 }
 
 // mutant is one fault's outcome.
