@@ -43,6 +43,7 @@ const (
 	FaultUnfinalizeFirst       Fault = "unfinalize-before-record"
 	FaultFailedWithoutTarget   Fault = "failed-without-target"
 	FaultDeadlineFromCreation  Fault = "deadline-from-creation"
+	FaultNoSuspendEvents       Fault = "no-suspend-events"
 )
 
 // Catalog says what each fault breaks.
@@ -74,6 +75,7 @@ var Catalog = map[Fault]string{
 	FaultUnfinalizeFirst:       "removes a finished pod's tracking finalizer before the status write that records it (a crash between the two loses the pod)",
 	FaultFailedWithoutTarget:   "skips the interim FailureTarget condition and writes Failed alone once the pods are gone",
 	FaultDeadlineFromCreation:  "counts activeDeadlineSeconds from the Job's creation, not from its (resumed) start",
+	FaultNoSuspendEvents:       "records no Suspended or Resumed event",
 }
 
 // Faults lists the catalog's names, sorted.

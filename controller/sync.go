@@ -246,7 +246,9 @@ func (c *Controller) updateSuspended(job *batchv1.Job) bool {
 			return false
 		}
 		if changed {
-			c.recorder.Event(job, corev1.EventTypeNormal, "Suspended", "Job suspended")
+			if !c.opts.Faults.Has(FaultNoSuspendEvents) {
+				c.recorder.Event(job, corev1.EventTypeNormal, "Suspended", "Job suspended")
+			}
 			if !c.opts.Faults.Has(FaultStaleStartTime) {
 				job.Status.StartTime = nil
 			}
@@ -255,7 +257,9 @@ func (c *Controller) updateSuspended(job *batchv1.Job) bool {
 	}
 	changed := setCondition(job, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
 	if changed {
-		c.recorder.Event(job, corev1.EventTypeNormal, "Resumed", "Job resumed")
+		if !c.opts.Faults.Has(FaultNoSuspendEvents) {
+			c.recorder.Event(job, corev1.EventTypeNormal, "Resumed", "Job resumed")
+		}
 		if !c.opts.Faults.Has(FaultStaleStartTime) {
 			job.Status.StartTime = ptr.To(metav1.NewTime(now))
 		}

@@ -117,6 +117,7 @@ var All = []Invariant{
 	CompletionTime,
 	DeadlineFromStart,
 	TerminalEvent,
+	SuspendEvents,
 	FinalizerOwned,
 	FinalizerAfterRecord,
 }

@@ -179,20 +179,8 @@ var TerminalEvent = Invariant{
 		if cond.Type == batchv1.JobComplete {
 			wantType, wantReason = corev1.EventTypeNormal, "Completed"
 		}
-		events := map[string]*corev1.Event{} // by name: the latest state of each
-		var order []string
-		all := 0
-		for _, e := range t {
-			ev, ok := e.Object.(*corev1.Event)
-			if !ok || e.Type == timeline.Deleted || ev.InvolvedObject.Kind != "Job" || ev.InvolvedObject.Name != ctx.Job {
-				continue
-			}
-			if _, seen := events[ev.Name]; !seen {
-				order = append(order, ev.Name)
-				all++
-			}
-			events[ev.Name] = ev
-		}
+		events, order := jobEvents(ctx, t)
+		all := len(order)
 		var out []Violation
 		n := 0
 		for _, name := range order {
@@ -215,6 +203,73 @@ var TerminalEvent = Invariant{
 			}
 			slices.Sort(reasons)
 			out = append(out, violation("terminal-event", last, "no %s event %q for the %s condition (events: %v)", wantType, wantReason, cond.Type, reasons))
+		}
+		return out
+	},
+}
+
+// jobEvents are the Job's events, the latest state of each by name, and
+// their names in order of first appearance.
+func jobEvents(ctx Context, t timeline.Timeline) (map[string]*corev1.Event, []string) {
+	events := map[string]*corev1.Event{}
+	var order []string
+	for _, e := range t {
+		ev, ok := e.Object.(*corev1.Event)
+		if !ok || e.Type == timeline.Deleted || ev.InvolvedObject.Kind != "Job" || ev.InvolvedObject.Name != ctx.Job {
+			continue
+		}
+		if _, seen := events[ev.Name]; !seen {
+			order = append(order, ev.Name)
+		}
+		events[ev.Name] = ev
+	}
+	return events, order
+}
+
+// SuspendEvents: each suspension (Suspended=True) is announced by one Normal
+// "Suspended" event and each resume (Suspended=False, JobResumed) by one
+// Normal "Resumed" event (pkg/controller/job syncJob, v1.34.3 and v1.37.1).
+var SuspendEvents = Invariant{
+	Name:        "suspend-events",
+	Description: "one Normal Suspended event per suspension and one Normal Resumed event per resume",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if ctx.ForeignManagedBy {
+			return nil
+		}
+		want := map[string]int{}
+		var prev *batchv1.Job
+		var last timeline.Entry
+		for _, e := range jobEntries(ctx, t) {
+			cur := e.Job()
+			c := condOf(cur.Status, batchv1.JobSuspended)
+			var p *batchv1.JobCondition
+			if prev != nil {
+				p = condOf(prev.Status, batchv1.JobSuspended)
+			}
+			if c != nil && (p == nil || p.Status != c.Status || !p.LastTransitionTime.Equal(&c.LastTransitionTime)) {
+				if c.Status == corev1.ConditionTrue {
+					want["Suspended"]++
+				} else if p != nil {
+					want["Resumed"]++
+				}
+			}
+			prev, last = cur, e
+		}
+		if len(want) == 0 {
+			return nil
+		}
+		events, order := jobEvents(ctx, t)
+		got := map[string]int{}
+		for _, name := range order {
+			if ev := events[name]; ev.Type == corev1.EventTypeNormal && (ev.Reason == "Suspended" || ev.Reason == "Resumed") {
+				got[ev.Reason] += int(max(ev.Count, 1))
+			}
+		}
+		var out []Violation
+		for _, reason := range []string{"Suspended", "Resumed"} {
+			if got[reason] > want[reason] || (got[reason] < want[reason] && len(order) < eventSpamBurst) {
+				out = append(out, violation("suspend-events", last, "%d Normal %q events for %d such transitions of the Suspended condition, want one each", got[reason], reason, want[reason]))
+			}
 		}
 		return out
 	},

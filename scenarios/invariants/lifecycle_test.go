@@ -191,3 +191,30 @@ func TestDeadlineFromStart(t *testing.T) {
 	deadline(plain)
 	expectOK(t, DeadlineFromStart, Context{}, plain)
 }
+
+func TestSuspendEvents(t *testing.T) {
+	ctx := Context{Job: "j"}
+	cycle := func() *builder {
+		b := newBuilder()
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionTrue, "JobSuspended")}
+		})
+		b.wait(2 * time.Second)
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionFalse, "JobResumed")}
+		})
+		return b
+	}
+	expectOK(t, SuspendEvents, ctx, cycle().event("s", corev1.EventTypeNormal, "Suspended", 1).event("r", corev1.EventTypeNormal, "Resumed", 1))
+	expectOK(t, SuspendEvents, ctx, newBuilder().status(func(s *batchv1.JobStatus) { s.Active = 1 })) // never suspended: nothing owed
+	expectViolation(t, SuspendEvents, ctx, cycle().event("s", corev1.EventTypeNormal, "Suspended", 1), `0 Normal "Resumed" events for 1`)
+	expectViolation(t, SuspendEvents, ctx, cycle().event("r", corev1.EventTypeNormal, "Resumed", 1), `0 Normal "Suspended" events for 1`)
+	expectViolation(t, SuspendEvents, ctx, cycle().event("s", corev1.EventTypeNormal, "Suspended", 2).event("r", corev1.EventTypeNormal, "Resumed", 1), `2 Normal "Suspended" events for 1`)
+	// Created suspended, resumed later: one of each too.
+	created := newBuilder(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) })
+	created.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{suspendCond(created, corev1.ConditionTrue, "JobSuspended")}
+	})
+	created.event("s", corev1.EventTypeNormal, "Suspended", 1)
+	expectOK(t, SuspendEvents, ctx, created)
+}

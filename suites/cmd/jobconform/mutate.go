@@ -50,6 +50,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultUnfinalizeFirst:       "tracking || terminalConditions",
 	controller.FaultFailedWithoutTarget:   "terminalConditions",
 	controller.FaultDeadlineFromCreation:  "deadline",
+	controller.FaultNoSuspendEvents:       "suspend",
 }
 
 // mutant is one fault's outcome.
