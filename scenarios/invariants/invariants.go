@@ -120,6 +120,7 @@ var All = []Invariant{
 	SuspendEvents,
 	FinalizerOwned,
 	FinalizerAfterRecord,
+	Ledger,
 }
 
 // CheckAll evaluates every invariant.

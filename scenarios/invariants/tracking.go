@@ -5,7 +5,6 @@ package invariants
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -85,25 +84,7 @@ func recorded(s batchv1.JobStatus, p *corev1.Pod) bool {
 }
 
 // inIndexList tells whether n is in an index list such as "0,2-4".
-func inIndexList(list string, n int) bool {
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				continue
-			}
-		}
-		if n >= a && n <= b {
-			return true
-		}
-	}
-	return false
-}
+func inIndexList(list string, n int) bool { return slices.Contains(indexList(list), n) }
 
 func deletingNote(p *corev1.Pod) string {
 	if p.DeletionTimestamp != nil {

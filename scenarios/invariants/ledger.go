@@ -1,0 +1,190 @@
+// The ledger: a finished Job's counters, counted again from its pods.
+
+package invariants
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// podLedger is what the recording tells of one pod's outcome.
+type podLedger struct {
+	index            int // -1: not Indexed
+	phase            corev1.PodPhase
+	deletedWhileLive bool // deleted before it reached a terminal phase
+	liveAtFailure    bool // not terminal when the Job got FailureTarget (or Failed)
+	liveAtSuccess    bool // not terminal when the Job got SuccessCriteriaMet (or Complete)
+}
+
+// Ledger: once the Job has finished, succeeded, failed and completedIndexes
+// equal what its pods say, counted here from the recording with upstream's
+// rules (pkg/controller/job trackJobStatusAndRemoveFinalizers and
+// isPodFailed, v1.31 to v1.37): a pod that succeeded counts as succeeded (an
+// Indexed Job counts its distinct indexes), one that failed or was deleted
+// before finishing counts as failed. Where the rules depend on what the
+// controller saw first, the pod may count either way, and the counters must
+// lie in that range: a pod deleted while running that then succeeds
+// (TerminatingOrFailed counts the deletion as a failure if it sees it in
+// time), a pod still running when the Job reached its verdict, and any
+// failure under a podFailurePolicy (an Ignore rule may not count it). Not
+// judged: a recording with an unknown stretch, or a Job deleted at the end.
+var Ledger = Invariant{
+	Name:        "ledger",
+	Description: "a finished Job's succeeded, failed and completedIndexes equal its recorded pods' outcomes (a range where the rules let the controller count either way)",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if ctx.ForeignManagedBy || len(unknownSpans(t)) > 0 {
+			return nil
+		}
+		pods := map[types.UID]*podLedger{}
+		var job *batchv1.Job
+		var last timeline.Entry
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			if after.job == nil {
+				return
+			}
+			job, last = after.job, e
+			if e.Kind == "Job" {
+				failing := hasCond(job.Status, batchv1.JobFailureTarget) != nil || hasCond(job.Status, batchv1.JobFailed) != nil
+				succeeding := hasCond(job.Status, batchv1.JobSuccessCriteriaMet) != nil || hasCond(job.Status, batchv1.JobComplete) != nil
+				for uid, p := range after.pods {
+					if l := pods[uid]; l != nil && !podTerminal(p) {
+						l.liveAtFailure = l.liveAtFailure || failing
+						l.liveAtSuccess = l.liveAtSuccess || succeeding
+					}
+				}
+				return
+			}
+			p := e.Pod()
+			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != job.UID {
+				return
+			}
+			l := pods[p.UID]
+			if l == nil {
+				l = &podLedger{index: -1}
+				if ix, err := strconv.Atoi(indexOf(p)); err == nil {
+					l.index = ix
+				}
+				pods[p.UID] = l
+			}
+			if !podTerminal(p) && (p.DeletionTimestamp != nil || e.Type == timeline.Deleted) {
+				l.deletedWhileLive = true
+			}
+			if p.Status.Phase != "" {
+				l.phase = p.Status.Phase
+			}
+		})
+		if job == nil || finished(job.Status) == nil || job.DeletionTimestamp != nil {
+			return nil
+		}
+		return checkLedger(job, pods, last)
+	},
+}
+
+func checkLedger(job *batchv1.Job, pods map[types.UID]*podLedger, at timeline.Entry) []Violation {
+	completions := int(ptr.Deref(job.Spec.Completions, -1))
+	withPolicy := job.Spec.PodFailurePolicy != nil
+	var failedMin, failedMax, succMin, succMax int
+	sureIx, maybeIx := map[int]bool{}, map[int]bool{}
+	for _, l := range pods {
+		inRange := l.index < 0 || l.index < completions
+		// Succeeded, yet the controller may have counted it failed (it saw the
+		// deletion, or the Job's failure, first) or let it go uncounted (the
+		// Job had met its success criteria).
+		ambiguous := l.liveAtFailure || l.liveAtSuccess || l.deletedWhileLive
+		switch {
+		case l.phase == corev1.PodSucceeded && !inRange:
+		case l.phase == corev1.PodSucceeded:
+			if l.index >= 0 {
+				maybeIx[l.index] = true
+				if !ambiguous {
+					sureIx[l.index] = true
+				}
+			} else {
+				succMax++
+				if !ambiguous {
+					succMin++
+				}
+			}
+			if ambiguous {
+				failedMax++
+			}
+		default: // Failed, or gone before finishing
+			failedMax++
+			// Surely counted: in range, no policy that may ignore it, not let
+			// go by a success, and failed by phase, by a deletion the policy
+			// counts, or by the Job's failure (every live pod counts then).
+			if inRange && !withPolicy && !l.liveAtSuccess &&
+				(l.phase == corev1.PodFailed || (l.deletedWhileLive && !replacementPolicyFailed(job)) || l.liveAtFailure) {
+				failedMin++
+			}
+		}
+	}
+	if isIndexedJob(job) {
+		succMin, succMax = len(sureIx), len(maybeIx)
+	}
+	var out []Violation
+	s := job.Status
+	if int(s.Succeeded) < succMin || int(s.Succeeded) > succMax {
+		out = append(out, violation("ledger", at, "succeeded=%d, but its pods say %s", s.Succeeded, span(succMin, succMax)))
+	}
+	if int(s.Failed) < failedMin || int(s.Failed) > failedMax {
+		out = append(out, violation("ledger", at, "failed=%d, but its pods say %s", s.Failed, span(failedMin, failedMax)))
+	}
+	if isIndexedJob(job) {
+		for ix := range sureIx {
+			if !inIndexList(s.CompletedIndexes, ix) {
+				out = append(out, violation("ledger", at, "completedIndexes %q lacks index %d, whose pod succeeded", s.CompletedIndexes, ix))
+			}
+		}
+		for _, ix := range indexList(s.CompletedIndexes) {
+			if !maybeIx[ix] {
+				out = append(out, violation("ledger", at, "completedIndexes %q holds index %d, for which no pod succeeded", s.CompletedIndexes, ix))
+			}
+		}
+	}
+	return out
+}
+
+func isIndexedJob(j *batchv1.Job) bool {
+	return ptr.Deref(j.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
+}
+
+func span(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("between %d and %d", lo, hi)
+}
+
+// indexList expands an index list such as "0,2-4".
+func indexList(list string) []int {
+	var out []int
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		for i := a; i <= b && i-a < 100000; i++ {
+			out = append(out, i)
+		}
+	}
+	sort.Ints(out)
+	return out
+}

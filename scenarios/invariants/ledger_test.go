@@ -1,0 +1,91 @@
+package invariants
+
+import (
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+func succeeded(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
+
+// finishWith writes the Job's terminal status with the given counters.
+func finishWith(b *builder, typ batchv1.JobConditionType, succ, fail int32, completed string) *builder {
+	return b.status(func(s *batchv1.JobStatus) {
+		target := batchv1.JobSuccessCriteriaMet
+		if typ == batchv1.JobFailed {
+			target = batchv1.JobFailureTarget
+		}
+		s.Conditions = []batchv1.JobCondition{cond(target, "r"), cond(typ, "r")}
+		s.Succeeded, s.Failed, s.CompletedIndexes = succ, fail, completed
+	})
+}
+
+func TestLedger(t *testing.T) {
+	ctx := Context{}
+	// One failure, then a success: succeeded=1 failed=1.
+	run := func() *builder {
+		return newBuilder().pod("a", running).pod("a", failed).pod("b", running).pod("b", succeeded)
+	}
+	expectOK(t, Ledger, ctx, finishWith(run(), batchv1.JobComplete, 1, 1, ""))
+	expectViolation(t, Ledger, ctx, finishWith(run(), batchv1.JobComplete, 1, 2, ""), "failed=2, but its pods say 1")
+	expectViolation(t, Ledger, ctx, finishWith(run(), batchv1.JobComplete, 1, 0, ""), "failed=0, but its pods say 1")
+	expectViolation(t, Ledger, ctx, finishWith(run(), batchv1.JobComplete, 2, 1, ""), "succeeded=2, but its pods say 1")
+	// Not finished: nothing to judge yet.
+	expectOK(t, Ledger, ctx, run().status(func(s *batchv1.JobStatus) { s.Failed = 5 }))
+
+	// Deleted while running, then succeeded within its grace period: either way, once.
+	either := func() *builder {
+		return newBuilder().pod("a", running).pod("a", deleting).pod("a", succeeded).pod("b", running).pod("b", succeeded)
+	}
+	expectOK(t, Ledger, ctx, finishWith(either(), batchv1.JobComplete, 1, 1, ""))
+	expectOK(t, Ledger, ctx, finishWith(either(), batchv1.JobComplete, 2, 0, ""))
+	expectViolation(t, Ledger, ctx, finishWith(either(), batchv1.JobComplete, 2, 2, ""), "failed=2, but its pods say between 0 and 1")
+
+	// Under podReplacementPolicy Failed a deleted pod that vanishes without a
+	// terminal phase need not count; under TerminatingOrFailed it must.
+	vanish := func(policy batchv1.PodReplacementPolicy) *builder {
+		b := newBuilder(func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(policy) })
+		b.pod("a", running).pod("a", deleting).podGone("a")
+		return b.pod("b", running).pod("b", succeeded)
+	}
+	expectOK(t, Ledger, ctx, finishWith(vanish(batchv1.Failed), batchv1.JobComplete, 1, 0, ""))
+	expectViolation(t, Ledger, ctx, finishWith(vanish(batchv1.TerminatingOrFailed), batchv1.JobComplete, 1, 0, ""), "failed=0, but its pods say 1")
+
+	// The Job failed while b ran: b counts as failed.
+	fail := newBuilder().pod("a", running).pod("b", running).pod("a", failed)
+	fail.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+	})
+	fail.pod("b", deleting).pod("b", failed)
+	expectViolation(t, Ledger, ctx, finishWith(fail, batchv1.JobFailed, 0, 1, ""), "failed=1, but its pods say 2")
+
+	// Indexed: completedIndexes is what succeeded, in range.
+	indexed := func() *builder {
+		b := newBuilder(func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](3), ptr.To[int32](3)
+		})
+		for _, ix := range []string{"0", "1", "2"} {
+			b.pod("p"+ix, withIndex(ix)).pod("p"+ix, succeeded)
+		}
+		return b
+	}
+	expectOK(t, Ledger, ctx, finishWith(indexed(), batchv1.JobComplete, 3, 0, "0-2"))
+	expectViolation(t, Ledger, ctx, finishWith(indexed(), batchv1.JobComplete, 3, 0, "0,2"), "lacks index 1")
+	expectViolation(t, Ledger, ctx, finishWith(indexed(), batchv1.JobComplete, 3, 0, "0-3"), "holds index 3")
+}
+
+func TestIndexList(t *testing.T) {
+	got := indexList("0,2-4,9")
+	want := []int{0, 2, 3, 4, 9}
+	if len(got) != len(want) {
+		t.Fatalf("indexList = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("indexList = %v, want %v", got, want)
+		}
+	}
+}
