@@ -196,3 +196,32 @@ func TestControlsApartFromVerdicts(t *testing.T) {
 		t.Errorf("summary:\n%s", md.String())
 	}
 }
+
+// A fault run through several scenarios is one row: caught when any of them
+// fails the broken controller, missed when none does.
+func TestControlsGroupedByFault(t *testing.T) {
+	mk := func(fault, scenario string, caught bool) Run {
+		res := &Result{Scenario: scenario, Controller: "reference", Version: "v1.37.1", Faults: []string{fault}}
+		if caught {
+			res.Failures = []string{"invariant ledger at ..."}
+			res.Violations = []Violation{{Invariant: "ledger", Time: time.Now(), Message: "failed=2, but its pods say 1"}}
+		}
+		r, err := NewRun(Spec{Suite: "chaos", Leaf: scenario, Verdict: "PASS"}, res, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	runs := []Run{mk("a", "s1", false), mk("a", "s2", true), mk("b", "s1", false), mk("b", "s3", false)}
+	rows := faultRows(runs, func(i int) string { return "" })
+	if len(rows) != 2 || !rows[0].Caught || rows[0].Runs != 2 || strings.Join(rows[0].By, ";") != "s2: ledger" || rows[1].Caught || rows[1].Runs != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, runs, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "faults caught 1/2") || !strings.Contains(md.String(), "MISSED: b (reference") {
+		t.Errorf("summary:\n%s", md.String())
+	}
+}

@@ -83,11 +83,42 @@ type page struct {
 	Caught, Missed int
 }
 
-// control is one negative-control row.
+// control is one fault's row: a controller broken that way, run through
+// one or more scenarios, is caught when any of them fails it.
 type control struct {
-	Faults, Controller, Scenario, Anchor string
-	Caught                               bool
-	By                                   string
+	Faults, Controller, Anchor string
+	Runs                       int
+	Caught                     bool
+	By                         []string // "scenario: what caught it"
+}
+
+// faultRows groups the negative-control runs by fault (and controller),
+// in order of first appearance; anchor names each run's section.
+func faultRows(runs []Run, anchor func(i int) string) []control {
+	var out []control
+	at := map[string]int{}
+	for i, r := range runs {
+		if !r.Control() {
+			continue
+		}
+		key := strings.Join(r.Faults, ",") + "|" + columnOf(r).String()
+		k, ok := at[key]
+		if !ok {
+			k = len(out)
+			at[key] = k
+			out = append(out, control{Faults: strings.Join(r.Faults, ","), Controller: columnOf(r).String(), Anchor: anchor(i)})
+		}
+		c := &out[k]
+		c.Runs++
+		if r.Caught() {
+			if !c.Caught {
+				c.Anchor = anchor(i)
+			}
+			c.Caught = true
+			c.By = append(c.By, r.Scenario+": "+caughtBy(r))
+		}
+	}
+	return out
 }
 
 // caughtBy names what caught a control: its first broken invariant, else its first failure.
@@ -123,19 +154,20 @@ func build(runs []Run, title string) page {
 	for _, c := range cols {
 		p.Columns = append(p.Columns, c.String())
 	}
+	p.Controls = faultRows(runs, func(i int) string { return anchor(runs[i], i) })
+	for _, c := range p.Controls {
+		if c.Caught {
+			p.Caught++
+		} else {
+			p.Missed++
+		}
+	}
 	features := map[string]bool{}
 	byScenario := map[string]map[column]cell{}
 	var order []string
 	featuresOf := map[string][]string{}
 	for i, r := range runs {
 		if r.Control() {
-			p.Controls = append(p.Controls, control{Faults: strings.Join(r.Faults, ","), Controller: columnOf(r).String(), Scenario: r.Scenario,
-				Anchor: anchor(r, i), Caught: r.Caught(), By: caughtBy(r)})
-			if r.Caught() {
-				p.Caught++
-			} else {
-				p.Missed++
-			}
 			p.Sections = append(p.Sections, section{Anchor: anchor(r, i), Title: r.Scenario + " — " + columnOf(r).String() + " (broken on purpose: " + strings.Join(r.Faults, ",") + ")",
 				Verdict: r.Verdict, Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, SVG: template.HTML(Timeline(r))})
 			continue
@@ -210,8 +242,8 @@ pre{font-size:12px;white-space:pre-wrap}
 {{end}}</tbody></table>
 {{if .Controls}}<h2>Negative controls: faults caught {{.Caught}}/{{len .Controls}}</h2>
 <p>Controllers broken on purpose; the harness must fail each. These are not verdicts on a controller under test.</p>
-<table class="matrix controls"><thead><tr><th>fault</th><th>controller</th><th>scenario</th><th>caught</th><th>by</th></tr></thead><tbody>
-{{range .Controls}}<tr><td>{{.Faults}}</td><td>{{.Controller}}</td><td><a href="#{{.Anchor}}">{{.Scenario}}</a></td><td class="{{if .Caught}}PASS{{else}}FAIL{{end}}">{{if .Caught}}caught{{else}}MISSED{{end}}</td><td>{{.By}}</td></tr>
+<table class="matrix controls"><thead><tr><th>fault</th><th>controller</th><th>scenarios run</th><th>caught</th><th>by</th></tr></thead><tbody>
+{{range .Controls}}<tr><td><a href="#{{.Anchor}}">{{.Faults}}</a></td><td>{{.Controller}}</td><td>{{.Runs}}</td><td class="{{if .Caught}}PASS{{else}}FAIL{{end}}">{{if .Caught}}caught{{else}}MISSED{{end}}</td><td>{{range .By}}{{.}}<br>{{end}}</td></tr>
 {{end}}</tbody></table>{{end}}
 <h2>Replacement latency</h2>
 <p>From a pod's deletion or failure to the next pod created.</p>
@@ -268,17 +300,17 @@ func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 			failed = append(failed, r)
 		}
 	}
-	if len(controls) > 0 {
+	if rows := faultRows(controls, func(int) string { return "" }); len(rows) > 0 {
 		caught := 0
-		for _, r := range controls {
-			if r.Caught() {
+		for _, c := range rows {
+			if c.Caught {
 				caught++
 			}
 		}
-		fmt.Fprintf(w, "\nNegative controls (controllers broken on purpose): faults caught %d/%d\n", caught, len(controls))
-		for _, r := range controls {
-			if !r.Caught() {
-				fmt.Fprintf(w, "- MISSED: %s (%s) on %s\n", strings.Join(r.Faults, ","), columnOf(r), r.Scenario)
+		fmt.Fprintf(w, "\nNegative controls (controllers broken on purpose): faults caught %d/%d\n", caught, len(rows))
+		for _, c := range rows {
+			if !c.Caught {
+				fmt.Fprintf(w, "- MISSED: %s (%s), by none of %d scenarios\n", c.Faults, c.Controller, c.Runs)
 			}
 		}
 	}

@@ -130,6 +130,11 @@ func mutate(ctx context.Context, args []string) error {
 	if err := os.WriteFile(filepath.Join(*out, "mutation.json"), data, 0o644); err != nil {
 		return err
 	}
+	if path, err := writeMutationReport(*out, faults); err != nil {
+		fmt.Fprintf(os.Stderr, "no HTML report: %v\n", err)
+	} else {
+		fmt.Printf("report: %s\n", path)
+	}
 	if caught < len(results) {
 		return fmt.Errorf("mutation score %d/%d: %d faults not caught (see %s)", caught, len(results), len(results)-caught, filepath.Join(*out, "mutation.md"))
 	}
@@ -204,6 +209,28 @@ func judge(runs []reports.Run) (caught bool, by []string, specs int, harnessErr 
 		harnessErr = ""
 	}
 	return caught, by, specs, harnessErr
+}
+
+// writeMutationReport writes report.html and summary.md of every mutant's
+// runs, each fault a row of the report's negative controls.
+func writeMutationReport(dir string, faults []controller.Fault) (string, error) {
+	var all []reports.Run
+	for _, f := range faults {
+		runs, err := ginkgoreport.Load(filepath.Join(dir, string(f), "report.json"))
+		if err != nil {
+			continue // its row in mutation.md says why
+		}
+		for _, r := range runs {
+			// A mutant's conformance spec fails when it is caught; in the
+			// report that is the harness working, as for the chaos suite's
+			// controls, whose specs pass when they catch their fault.
+			if caught, _, _, _ := judge([]reports.Run{r}); caught {
+				r.SpecVerdict = "PASS"
+			}
+			all = append(all, r)
+		}
+	}
+	return reports.Write(dir, "jobconform mutation testing", all)
 }
 
 // writeMutation renders the score and the table.
