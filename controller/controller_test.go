@@ -405,9 +405,28 @@ func TestSuspendAndResume(t *testing.T) {
 	j = f.sync(j)
 	j.Spec.Suspend = ptr.To(true)
 	f.putJob(j)
+	f.client.ClearActions()
 	j = f.sync(j)
-	if len(f.pods(j)) != 0 || conds(j) != "Suspended(JobSuspended)" || j.Status.StartTime != nil {
-		t.Fatalf("suspended: %d pods, conditions %q, startTime %v", len(f.pods(j)), conds(j), j.Status.StartTime)
+	if len(f.pods(j)) != 0 || conds(j) != "Suspended(JobSuspended)" || j.Status.StartTime != nil || j.Status.Failed != 0 {
+		t.Fatalf("suspended: %d pods, conditions %q, startTime %v, failed %d", len(f.pods(j)), conds(j), j.Status.StartTime, j.Status.Failed)
+	}
+	// The pods a suspension deletes are released first (finalizer removed,
+	// then deleted), so they are never counted as failures (upstream deleteJobPods).
+	patched := map[string]bool{}
+	for _, a := range f.client.Actions() {
+		switch a := a.(type) {
+		case k8stesting.PatchAction:
+			if a.GetResource().Resource == "pods" {
+				patched[a.GetName()] = true
+			}
+		case k8stesting.DeleteAction:
+			if a.GetResource().Resource == "pods" && !patched[a.GetName()] {
+				t.Fatalf("pod %s deleted before its tracking finalizer was removed", a.GetName())
+			}
+		}
+	}
+	if len(patched) != 2 {
+		t.Fatalf("%d pods released before deletion, want 2", len(patched))
 	}
 	j.Spec.Suspend = ptr.To(false)
 	f.putJob(j)

@@ -44,6 +44,7 @@ const (
 	FaultFailedWithoutTarget   Fault = "failed-without-target"
 	FaultDeadlineFromCreation  Fault = "deadline-from-creation"
 	FaultNoSuspendEvents       Fault = "no-suspend-events"
+	FaultCountSuspendedPods    Fault = "count-suspended-pods"
 )
 
 // Catalog says what each fault breaks.
@@ -76,6 +77,7 @@ var Catalog = map[Fault]string{
 	FaultFailedWithoutTarget:   "skips the interim FailureTarget condition and writes Failed alone once the pods are gone",
 	FaultDeadlineFromCreation:  "counts activeDeadlineSeconds from the Job's creation, not from its (resumed) start",
 	FaultNoSuspendEvents:       "records no Suspended or Resumed event",
+	FaultCountSuspendedPods:    "counts the pods a suspension deletes as failures (and backs off after the resume)",
 }
 
 // Faults lists the catalog's names, sorted.

@@ -90,7 +90,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	suspendChanged := false
 	var podsErr error // pod creation or deletion failed: report it after the status is tracked
 	if st.finished != nil {
-		deletedReady, deleted, err := c.deletePods(ctx, key, job, st.active)
+		deletedReady, deleted, err := c.deletePods(ctx, key, job, st.active, false)
 		if deleted != active || !satisfied {
 			st.finished = nil // not everything is gone yet: finish on a later sync
 		}
@@ -306,7 +306,9 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	active := int32(len(st.active))
 	var errs []error
 	if suspended(job) {
-		ready, n, err := c.deletePods(ctx, key, job, st.active)
+		// Pods a suspension removes are not the Job's failures: released
+		// first, they are never counted (upstream deleteJobPods).
+		ready, n, err := c.deletePods(ctx, key, job, st.active, !c.opts.Faults.Has(FaultCountSuspendedPods))
 		active -= n
 		st.terminating += n
 		st.ready -= ready
@@ -331,7 +333,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	remaining := activeWithoutRemoved(st.active, nil)
 	if extra := active - want; extra > 0 {
 		victims := podsForRemoval(job, st.active, int(min(extra, maxPodCreateDeletePerSync)))
-		ready, n, err := c.deletePods(ctx, key, job, victims)
+		ready, n, err := c.deletePods(ctx, key, job, victims, true)
 		active -= n
 		st.terminating += n
 		st.ready -= ready
@@ -504,8 +506,10 @@ func (c *Controller) createPods(ctx context.Context, key string, st *syncState, 
 }
 
 // deletePods deletes pods (those already going are skipped) and returns how
-// many ready ones and how many in all it removed.
-func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod) (int32, int32, error) {
+// many ready ones and how many in all it removed. release removes a pod's
+// tracking finalizer first, so that it is never counted (suspension, excess
+// pods); without it the pod is counted when it finishes (a failing Job).
+func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Job, pods []*corev1.Pod, release bool) (int32, int32, error) {
 	var uids []types.UID
 	for _, p := range pods {
 		uids = append(uids, p.UID)
@@ -519,7 +523,13 @@ func (c *Controller) deletePods(ctx context.Context, key string, job *batchv1.Jo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+			var err error
+			if release {
+				err = c.removeFinalizer(ctx, p)
+			}
+			if err == nil {
+				err = c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && !apierrors.IsNotFound(err) {

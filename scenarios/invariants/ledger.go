@@ -4,6 +4,7 @@ package invariants
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,8 @@ type podLedger struct {
 	deletedWhileLive bool // deleted before it reached a terminal phase
 	liveAtFailure    bool // not terminal when the Job got FailureTarget (or Failed)
 	liveAtSuccess    bool // not terminal when the Job got SuccessCriteriaMet (or Complete)
+	released         bool // its tracking finalizer went while it ran, unrecorded: never counted
+	suspendedAway    bool // deleted while it ran and the Job was suspended: never counted
 }
 
 // Ledger: once the Job has finished, succeeded, failed and completedIndexes
@@ -36,13 +39,17 @@ type podLedger struct {
 // lie in that range: a pod deleted while running that then succeeds
 // (TerminatingOrFailed counts the deletion as a failure if it sees it in
 // time), a pod still running when the Job reached its verdict, and any
-// failure under a podFailurePolicy (an Ignore rule may not count it). Not
-// judged: a recording with an unknown stretch, or a Job deleted at the end.
+// failure under a podFailurePolicy (an Ignore rule may not count it). A pod
+// the controller lets go uncounted counts for nothing: one whose tracking
+// finalizer went while it ran without a status recording it, and one a
+// suspension deleted (upstream deleteJobPods removes the finalizer first, in
+// v1.34.3 and v1.37.1; the Job docs: such pods do not count). Not judged: a
+// recording with an unknown stretch, or a Job deleted at the end.
 var Ledger = Invariant{
 	Name:        "ledger",
 	Description: "a finished Job's succeeded, failed and completedIndexes equal its recorded pods' outcomes (a range where the rules let the controller count either way)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
-		if ctx.ForeignManagedBy || len(unknownSpans(t)) > 0 {
+		if ctx.ForeignManagedBy || ctx.Finalizer == "" || len(unknownSpans(t)) > 0 {
 			return nil
 		}
 		pods := map[types.UID]*podLedger{}
@@ -76,8 +83,16 @@ var Ledger = Invariant{
 				}
 				pods[p.UID] = l
 			}
+			prev := before.pods[p.UID]
 			if !podTerminal(p) && (p.DeletionTimestamp != nil || e.Type == timeline.Deleted) {
+				if !l.deletedWhileLive && ptr.Deref(job.Spec.Suspend, false) {
+					l.suspendedAway = true
+				}
 				l.deletedWhileLive = true
+			}
+			if prev != nil && !podTerminal(p) && ctx.Finalizer != "" && slices.Contains(prev.Finalizers, ctx.Finalizer) &&
+				!slices.Contains(p.Finalizers, ctx.Finalizer) && !recorded(job.Status, p) {
+				l.released = true
 			}
 			if p.Status.Phase != "" {
 				l.phase = p.Status.Phase
@@ -96,6 +111,9 @@ func checkLedger(job *batchv1.Job, pods map[types.UID]*podLedger, at timeline.En
 	var failedMin, failedMax, succMin, succMax int
 	sureIx, maybeIx := map[int]bool{}, map[int]bool{}
 	for _, l := range pods {
+		if l.released || l.suspendedAway {
+			continue // let go uncounted: a suspension, an excess pod (upstream deleteJobPods)
+		}
 		inRange := l.index < 0 || l.index < completions
 		// Succeeded, yet the controller may have counted it failed (it saw the
 		// deletion, or the Job's failure, first) or let it go uncounted (the

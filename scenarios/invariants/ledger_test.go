@@ -23,7 +23,7 @@ func finishWith(b *builder, typ batchv1.JobConditionType, succ, fail int32, comp
 }
 
 func TestLedger(t *testing.T) {
-	ctx := Context{}
+	ctx := Context{Finalizer: fin}
 	// One failure, then a success: succeeded=1 failed=1.
 	run := func() *builder {
 		return newBuilder().pod("a", running).pod("a", failed).pod("b", running).pod("b", succeeded)
@@ -88,4 +88,27 @@ func TestIndexList(t *testing.T) {
 			t.Fatalf("indexList = %v, want %v", got, want)
 		}
 	}
+}
+
+// Pods a suspension deletes are let go uncounted: a controller that counts
+// them as failures breaks the ledger.
+func TestLedgerSuspension(t *testing.T) {
+	ctx := Context{Finalizer: fin}
+	suspendRun := func(release bool) *builder {
+		b := newBuilder().pod("a", running)
+		b.job.Spec.Suspend = ptr.To(true)
+		b.add("Job", "MODIFIED", b.job.DeepCopy())
+		if release {
+			b.pod("a", unfinalized)
+		}
+		b.pod("a", deleting).pod("a", failed)
+		b.job.Spec.Suspend = ptr.To(false)
+		b.add("Job", "MODIFIED", b.job.DeepCopy())
+		return b.pod("b", running).pod("b", succeeded)
+	}
+	expectOK(t, Ledger, ctx, finishWith(suspendRun(true), batchv1.JobComplete, 1, 0, ""))
+	expectViolation(t, Ledger, ctx, finishWith(suspendRun(false), batchv1.JobComplete, 1, 1, ""), "failed=1, but its pods say 0")
+	// Released while running, outside a suspension (an excess pod): not counted either.
+	excess := newBuilder().pod("a", running).pod("a", unfinalized).pod("a", deleting).pod("a", failed).pod("b", running).pod("b", succeeded)
+	expectOK(t, Ledger, ctx, finishWith(excess, batchv1.JobComplete, 1, 0, ""))
 }

@@ -51,6 +51,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultFailedWithoutTarget:   "terminalConditions",
 	controller.FaultDeadlineFromCreation:  "deadline",
 	controller.FaultNoSuspendEvents:       "suspend",
+	controller.FaultCountSuspendedPods:    "suspend",
 }
 
 // mutant is one fault's outcome.
