@@ -185,6 +185,7 @@ var _ = Describe("reference controller", Ordered, func() {
 			return err == nil && (hasCondition(j.Status, batchv1.JobComplete) || hasCondition(j.Status, batchv1.JobFailed))
 		}
 		kills, deleted := 0, 0
+		var killedAt []time.Time
 		for kills < 20 && !done() {
 			// Let the controller work a little, then crash it mid-flight.
 			Eventually(func() int { return len(rec.Of("Pod")) }).WithContext(ctx).WithTimeout(time.Minute).Should(BeNumerically(">", 0))
@@ -192,6 +193,7 @@ var _ = Describe("reference controller", Ordered, func() {
 			if kills%2 == 0 {
 				deleted += deleteSomeRunning(ctx, client, ns, 2)
 			}
+			killedAt = append(killedAt, time.Now())
 			Expect(ref.Kill()).To(Succeed())
 			kills++
 			Expect(ref.Start(ctx)).To(Succeed())
@@ -205,7 +207,7 @@ var _ = Describe("reference controller", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		succeeded, failed, either := realOutcomes(rec)
 		status := final.Job().Status
-		expectInvariants(rec, "crash", job.Spec.ManagedBy)
+		expectInvariants(rec, "crash", job.Spec.ManagedBy, killedAt...)
 		GinkgoWriter.Printf("final status succeeded=%d failed=%d; pods that succeeded %d, failed %d, deleted running then succeeded %d\n",
 			status.Succeeded, status.Failed, succeeded, failed, either)
 		Expect(hasCondition(status, batchv1.JobComplete)).To(BeTrue(), "the Job failed: %v", status.Conditions)
@@ -357,10 +359,11 @@ func runComparison(ctx context.Context, client kubernetes.Interface, cmp compari
 	return statusSequence(rec)
 }
 
-// expectInvariants checks every invariant over the recorded run.
-func expectInvariants(rec *recorder.Recorder, job string, managedBy *string) {
+// expectInvariants checks every invariant over the recorded run; restarts
+// are when the controller was killed (it forgets its backoff record then).
+func expectInvariants(rec *recorder.Recorder, job string, managedBy *string, restarts ...time.Time) {
 	GinkgoHelper()
-	ctx := invariants.Context{Job: job, Version: clusterVersion, Finalizer: batchv1.JobTrackingFinalizer, End: time.Now()}
+	ctx := invariants.Context{Job: job, Version: clusterVersion, Finalizer: batchv1.JobTrackingFinalizer, End: time.Now(), Restarts: restarts}
 	if managedBy != nil {
 		ctx.Finalizer = controller.TrackingFinalizer
 	}
