@@ -151,8 +151,8 @@ func artifactsDir() string {
 
 // runMutant runs the fault's scenarios with go tool ginkgo and reads which
 // specs failed, and through what.
-func runMutant(ctx context.Context, f controller.Fault, version string, procs int, dir string) mutant {
-	m := mutant{Fault: string(f), Breaks: controller.Catalog[f], Labels: mutantLabels[f]}
+func runMutant(ctx context.Context, f controller.Fault, version string, procs int, dir string) (m mutant) {
+	m = mutant{Fault: string(f), Breaks: controller.Catalog[f], Labels: mutantLabels[f]}
 	start := time.Now()
 	defer func() { m.Seconds = time.Since(start).Seconds() }()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
