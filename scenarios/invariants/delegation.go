@@ -3,6 +3,9 @@
 package invariants
 
 import (
+	"slices"
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -10,30 +13,65 @@ import (
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
-// FinalizerReleased: from the moment the Job is finished, no pod of it keeps
-// the controller's tracking finalizer.
+// ReleaseWithin bounds how long a pod keeps its tracking finalizer once the
+// Job is finishing: upstream removes every finalizer in the sync that writes
+// FailureTarget or SuccessCriteriaMet (pkg/controller/job canRemoveFinalizer:
+// finishedCondition != nil, v1.31 to v1.37; recorded: ~20ms).
+var ReleaseWithin = 3 * time.Second
+
+// FinalizerReleased: once the Job is finishing (FailureTarget or
+// SuccessCriteriaMet, or a terminal condition) no pod keeps the controller's
+// tracking finalizer longer than ReleaseWithin, and none keeps it once the
+// Job is finished. The time bound is not applied after the controller or the
+// apiserver restarted (chaos): it may resume late.
 var FinalizerReleased = Invariant{
 	Name:        "finalizer-released",
-	Description: "no pod of a finished Job keeps the controller's tracking finalizer",
+	Description: "no pod keeps the tracking finalizer once the Job is finished, nor for more than a few seconds once it is finishing",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.Finalizer == "" {
 			return nil
 		}
 		var out []Violation
 		reported := map[types.UID]bool{}
-		replay(ctx, t, func(e timeline.Entry, _, after *world) {
-			if after.job == nil || finished(after.job.Status) == nil {
+		var since time.Time // when the Job started finishing
+		var last *world
+		var lastEntry timeline.Entry
+		held := func(w *world, e timeline.Entry, now time.Time) {
+			for _, p := range w.podsOf(w.job.UID) {
+				if !slices.Contains(p.Finalizers, ctx.Finalizer) || reported[p.UID] {
+					continue
+				}
+				switch {
+				case finished(w.job.Status) != nil:
+					out = append(out, violation("finalizer-released", e, "pod %s keeps %s after the Job finished", p.Name, ctx.Finalizer))
+				case len(ctx.Restarts) == 0 && now.Sub(since) > ReleaseWithin:
+					out = append(out, violation("finalizer-released", e, "pod %s still keeps %s %s after the Job started finishing (at %s)",
+						p.Name, ctx.Finalizer, now.Sub(since).Round(100*time.Millisecond), since.Format("15:04:05.000")))
+				default:
+					continue
+				}
+				reported[p.UID] = true
+			}
+		}
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			if after.job == nil {
 				return
 			}
-			for _, p := range after.podsOf(after.job.UID) {
-				for _, f := range p.Finalizers {
-					if f == ctx.Finalizer && !reported[p.UID] {
-						reported[p.UID] = true
-						out = append(out, violation("finalizer-released", e, "pod %s keeps %s after the Job finished", p.Name, f))
-					}
-				}
+			if !since.IsZero() && before.job != nil {
+				held(before, e, e.Time) // the state that lasted until this change
 			}
+			s := after.job.Status
+			if since.IsZero() && (finished(s) != nil || hasCond(s, batchv1.JobFailureTarget) != nil || hasCond(s, batchv1.JobSuccessCriteriaMet) != nil) {
+				since = e.Time
+			}
+			if !since.IsZero() {
+				held(after, e, e.Time)
+			}
+			last, lastEntry = after, e
 		})
+		if end := ctx.End; last != nil && last.job != nil && !since.IsZero() && !end.IsZero() {
+			held(last, lastEntry, end)
+		}
 		return out
 	},
 }

@@ -40,8 +40,9 @@ type Context struct {
 	// JobPodReplacementPolicy gate off (a gate-flip drill): podReplacementPolicy
 	// is not in force then.
 	PolicyOff []Span
-	// Restarts are when the controller under test was restarted (chaos):
-	// what it kept in memory, such as the backoff record, is gone after each.
+	// Restarts are when the controller under test or the apiserver was
+	// restarted (chaos): the controller's memory (the backoff record) is gone
+	// after its own restart, and it may act late around either.
 	Restarts []time.Time
 }
 

@@ -241,6 +241,30 @@ func TestFinalizerReleased(t *testing.T) {
 	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, ok)
 	bad := newBuilder().pod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }).status(done)
 	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, bad, "keeps "+fin)
+
+	// Finishing: a pod still running when the Job met its success criteria
+	// loses its finalizer in the same sync, not when it ends 5s later.
+	finishing := func(release time.Duration) *builder {
+		b := newBuilder().pod("a", running)
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "SuccessPolicy")}
+		})
+		b.pod("a", deleting)
+		b.wait(release)
+		b.pod("a", unfinalized)
+		b.wait(5 * time.Second)
+		return b.pod("a", failed)
+	}
+	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, finishing(100*time.Millisecond))
+	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, finishing(5*time.Second), "still keeps "+fin+" 5.2s after the Job started finishing")
+	// After a restart of the controller or the apiserver it may resume late.
+	expectOK(t, FinalizerReleased, Context{Finalizer: fin, Restarts: []time.Time{time.Now()}}, finishing(5*time.Second))
+	// Nothing happens after the condition, yet the recording ran on: judged at its end.
+	quiet := newBuilder().pod("a", running)
+	quiet.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+	})
+	expectViolation(t, FinalizerReleased, Context{Finalizer: fin, End: quiet.now.Add(10 * time.Second)}, quiet, "after the Job started finishing")
 }
 
 func TestManagedBySilence(t *testing.T) {

@@ -204,11 +204,12 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 }
 
 // controllerRestarts are the starts of the chaos actions that restarted the
-// controller under test (a crash, a restart, other feature gates).
+// controller under test (a crash, a restart, other feature gates) or the
+// apiserver it works through.
 func controllerRestarts(records []chaos.Record) []time.Time {
 	var out []time.Time
 	for _, r := range records {
-		if r.Action.ControllerRestart != nil || r.Action.FeatureGates != nil {
+		if r.Action.ControllerRestart != nil || r.Action.FeatureGates != nil || r.Action.APIServerRestart != nil {
 			out = append(out, r.Start)
 		}
 	}
