@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -314,9 +313,9 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 		st.ready -= ready
 		return active, err
 	}
-	if c.opts.Faults.Has(FaultNoResumeReplacement) && slices.ContainsFunc(job.Status.Conditions, func(c batchv1.JobCondition) bool {
-		return c.Type == batchv1.JobSuspended && c.Status == corev1.ConditionFalse
-	}) {
+	if c.opts.Faults.Has(FaultNoResumeReplacement) && condition(job, batchv1.JobSuspended) != nil {
+		// The fault: once suspended, never create pods again (pods come back
+		// in the very sync that resumes, before Suspended=False is written).
 		return active, nil
 	}
 	parallelism := ptr.Deref(job.Spec.Parallelism, 1)
