@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -313,7 +314,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 		st.ready -= ready
 		return active, err
 	}
-	if c.opts.Faults.Has(FaultNoResumeReplacement) && condition(job, batchv1.JobSuspended) != nil {
+	if c.opts.Faults.Has(FaultNoResumeReplacement) && slices.ContainsFunc(job.Status.Conditions, func(c batchv1.JobCondition) bool { return c.Type == batchv1.JobSuspended }) {
 		// The fault: once suspended, never create pods again (pods come back
 		// in the very sync that resumes, before Suspended=False is written).
 		return active, nil
