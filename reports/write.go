@@ -276,7 +276,10 @@ func WriteHTML(w io.Writer, runs []Run, title string) error {
 // controller and version, then every failure.
 func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 	runs, controls := split(runs)
-	fmt.Fprintf(w, "## %s\n\n| controller | passed | failed | skipped |\n|---|---|---|---|\n", title)
+	fmt.Fprintf(w, "## %s\n", title)
+	if len(runs) > 0 {
+		fmt.Fprintf(w, "\n| controller | passed | failed | skipped |\n|---|---|---|---|\n")
+	}
 	for _, c := range columns(runs) {
 		var pass, fail, skip int
 		for _, r := range runs {
@@ -315,6 +318,9 @@ func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 		}
 	}
 	if len(failed) == 0 {
+		if len(runs) == 0 {
+			return nil
+		}
 		_, err := fmt.Fprintf(w, "\nEvery scenario passed.\n")
 		return err
 	}

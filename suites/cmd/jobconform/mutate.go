@@ -222,6 +222,9 @@ func writeMutationReport(dir string, faults []controller.Fault) (string, error) 
 			continue // its row in mutation.md says why
 		}
 		for _, r := range runs {
+			if r.Verdict == "skip" {
+				continue // outside the fault's label filter
+			}
 			// A mutant's conformance spec fails when it is caught; in the
 			// report that is the harness working, as for the chaos suite's
 			// controls, whose specs pass when they catch their fault.
