@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
@@ -114,14 +115,18 @@ var CompletionTime = Invariant{
 
 // DeadlineFromStart: a Job fails with DeadlineExceeded only once
 // activeDeadlineSeconds have passed since it started — since its latest
-// resume when it was suspended, as the deadline does not tick while
-// suspended and a resume resets startTime (pkg/controller/job
-// pastActiveDeadline, v1.34.3 and v1.37.1). The start is taken from what the
-// recording saw (the first startTime, the latest JobResumed transition), not
-// from the status being judged, so a stale startTime cannot excuse itself.
+// resume when it was suspended: "if a Job is suspended, this timer will
+// effectively be stopped and reset when the Job is resumed again" (batch/v1
+// JobSpec). The start is taken from what the recording saw (the first
+// startTime; the latest resume, requested by spec.suspend turning false or
+// shown by a JobResumed transition), not from the status being judged, so a
+// stale startTime cannot excuse itself.
 var DeadlineFromStart = Invariant{
 	Name:        "deadline-from-start",
 	Description: "DeadlineExceeded comes no earlier than activeDeadlineSeconds after the Job's start (its latest resume)",
+	KnownBugs: map[string]string{"v1.34.3": "a Job resumed after its deadline would have passed fails at once with DeadlineExceeded: the resume sync checks " +
+		"pastActiveDeadline against the startTime kept through the suspension before it resets startTime (pkg/controller/job syncJob; " +
+		"from v1.35 startTime is cleared on suspension where MutableSchedulingDirectivesForSuspendedJobs is on; passes at v1.37.1; no upstream issue found)"},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var start *metav1.Time
 		var prev *batchv1.Job
@@ -131,8 +136,11 @@ var DeadlineFromStart = Invariant{
 				start = cur.Status.StartTime
 			}
 			if prev != nil {
-				if r := resumedIn(prev, cur); r != nil {
+				if r := resumedIn(prev, cur); r != nil && (start == nil || r.LastTransitionTime.After(start.Time)) {
 					start = &r.LastTransitionTime
+				}
+				if ptr.Deref(prev.Spec.Suspend, false) && !ptr.Deref(cur.Spec.Suspend, false) {
+					start = &metav1.Time{Time: e.Time} // the resume request
 				}
 			}
 			ads := cur.Spec.ActiveDeadlineSeconds

@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -217,4 +218,30 @@ func TestSuspendEvents(t *testing.T) {
 	})
 	created.event("s", corev1.EventTypeNormal, "Suspended", 1)
 	expectOK(t, SuspendEvents, ctx, created)
+}
+
+// v1.34.3's case: the resume request (spec.suspend false) is answered with
+// DeadlineExceeded at once, counted from the startTime kept while suspended.
+func TestDeadlineFromStartAtResumeRequest(t *testing.T) {
+	b := newBuilder(func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](6) })
+	b.status(func(s *batchv1.JobStatus) { s.StartTime = at(b) })
+	b.wait(time.Second)
+	b.job.Spec.Suspend = ptr.To(true)
+	b.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionTrue, "JobSuspended")}
+	})
+	b.wait(5 * time.Second)
+	b.job.Spec.Suspend = ptr.To(false)
+	b.add("Job", timeline.Modified, b.job.DeepCopy())
+	b.status(func(s *batchv1.JobStatus) {
+		c := cond(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded)
+		c.LastTransitionTime = *at(b)
+		s.Conditions = append(s.Conditions, c)
+	})
+	expectViolation(t, DeadlineFromStart, Context{}, b, "before activeDeadlineSeconds=6 had passed")
+	// A release known to do this still fails, and the verdict names it.
+	r := DeadlineFromStart.Evaluate(Context{Job: "j", Version: "v1.34.3"}, b.tl)
+	if len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "known upstream bug of Kubernetes v1.34.3") {
+		t.Fatalf("v1.34.3 must fail, naming the known behaviour: %+v", r)
+	}
 }
