@@ -90,13 +90,17 @@ var BackoffRespected = Invariant{
 				if p.Status.Phase == corev1.PodSucceeded && !outcomes[i].success {
 					// Counted a failure at its deletion, yet it succeeded: a
 					// controller that saw it only now counts a success.
+					at[p.UID] = len(outcomes)
 					outcomes = append(outcomes, outcome{uid: p.UID, success: true})
+					return
 				}
 				outcomes[i].finish = earliest(outcomes[i].finish, finishCandidates(p))
 			case p.Status.Phase == corev1.PodSucceeded:
 				at[p.UID] = len(outcomes)
 				outcomes = append(outcomes, outcome{uid: p.UID, success: true})
-			case replaceable(p, replacementPolicyFailed(j) && !during(ctx.PolicyOff, e.Time)) || e.Type == timeline.Deleted:
+			case replaceable(p, replacementPolicyFailed(j) && !during(ctx.PolicyOff, e.Time)):
+				// Not a pod that merely vanished: one let go uncounted (an
+				// excess pod) is no failure, and counting it would raise the bound.
 				at[p.UID] = len(outcomes)
 				outcomes = append(outcomes, outcome{uid: p.UID, finish: earliest(e.Time, finishCandidates(p))})
 			}
