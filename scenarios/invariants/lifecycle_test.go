@@ -97,8 +97,15 @@ func (b *builder) event(name string, typ, reason string, count int32) *builder {
 	return b
 }
 
+// later is an end of recording long after any builder's changes.
+var later = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+
 func TestTerminalEvent(t *testing.T) {
-	ctx := Context{Job: "j"}
+	ctx := Context{Job: "j", End: later}
+	// A recording that stopped at the condition: the event may still come.
+	expectOK(t, TerminalEvent, Context{Job: "j"}, newBuilder().status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded"), cond(batchv1.JobFailed, "BackoffLimitExceeded")}
+	}))
 	failedJob := func() *builder {
 		b := newBuilder().event("e0", corev1.EventTypeNormal, "SuccessfulCreate", 1)
 		return b.status(func(s *batchv1.JobStatus) {
@@ -194,7 +201,19 @@ func TestDeadlineFromStart(t *testing.T) {
 }
 
 func TestSuspendEvents(t *testing.T) {
-	ctx := Context{Job: "j"}
+	ctx := Context{Job: "j", End: later}
+	// Recording stopped right after the resume: its event may still come.
+	expectOK(t, SuspendEvents, Context{Job: "j"}, func() *builder {
+		b := newBuilder()
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionTrue, "JobSuspended")}
+		})
+		b.event("s", corev1.EventTypeNormal, "Suspended", 1)
+		b.wait(5 * time.Second)
+		return b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionFalse, "JobResumed")}
+		})
+	}())
 	cycle := func() *builder {
 		b := newBuilder()
 		b.status(func(s *batchv1.JobStatus) {
