@@ -69,8 +69,8 @@ var FinalizerReleased = Invariant{
 			}
 			last, lastEntry = after, e
 		})
-		if end := ctx.End; last != nil && last.job != nil && !since.IsZero() && !end.IsZero() {
-			held(last, lastEntry, end)
+		if last != nil && last.job != nil && !since.IsZero() {
+			held(last, lastEntry, recordingEnd(ctx, t))
 		}
 		return out
 	},

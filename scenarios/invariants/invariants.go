@@ -153,6 +153,14 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 	return r
 }
 
+// recordingEnd is when recording stopped: ctx.End, else the last entry's time.
+func recordingEnd(ctx Context, t timeline.Timeline) time.Time {
+	if !ctx.End.IsZero() || len(t) == 0 {
+		return ctx.End
+	}
+	return t[len(t)-1].Time
+}
+
 // jobEntries are the entries of the Job under test.
 func jobEntries(ctx Context, t timeline.Timeline) timeline.Timeline {
 	var out timeline.Timeline

@@ -90,7 +90,7 @@ var Ledger = Invariant{
 				}
 				l.deletedWhileLive = true
 			}
-			if prev != nil && !podTerminal(p) && ctx.Finalizer != "" && slices.Contains(prev.Finalizers, ctx.Finalizer) &&
+			if prev != nil && !podTerminal(p) && slices.Contains(prev.Finalizers, ctx.Finalizer) &&
 				!slices.Contains(p.Finalizers, ctx.Finalizer) && !recorded(job.Status, p) {
 				l.released = true
 			}

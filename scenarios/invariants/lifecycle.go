@@ -167,14 +167,6 @@ var DeadlineFromStart = Invariant{
 // recording that stopped sooner proves nothing.
 const eventGrace = 3 * time.Second
 
-// recordingEnd is when recording stopped: ctx.End, else the last entry's time.
-func recordingEnd(ctx Context, t timeline.Timeline) time.Time {
-	if !ctx.End.IsZero() || len(t) == 0 {
-		return ctx.End
-	}
-	return t[len(t)-1].Time
-}
-
 // eventSpamBurst is client-go's per-object event budget (EventSourceObjectSpamFilter):
 // past it a recorder may drop events, so a missing one proves nothing.
 const eventSpamBurst = 25

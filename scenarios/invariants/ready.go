@@ -63,10 +63,7 @@ var ReadyFollows = Invariant{
 			}
 		})
 		unknown := unknownSpans(t)
-		end := ctx.End
-		if end.IsZero() && len(t) > 0 {
-			end = t[len(t)-1].Time
-		}
+		end := recordingEnd(ctx, t)
 		statusAt := func(at time.Time) *sample {
 			var last *sample
 			for i := range jobSamples {

@@ -85,10 +85,7 @@ var TerminatingSettles = Invariant{
 		}
 		var out []Violation
 		unknown := unknownSpans(t)
-		end := ctx.End
-		if end.IsZero() && len(t) > 0 {
-			end = t[len(t)-1].Time
-		}
+		end := recordingEnd(ctx, t)
 		type state struct {
 			e     timeline.Entry
 			count int32

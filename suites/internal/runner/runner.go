@@ -195,7 +195,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	var restarts []time.Time
 	if inj != nil {
 		policyOff = gateOffSpans(inj.Records(), "JobPodReplacementPolicy")
-		restarts = controllerRestarts(inj.Records())
+		restarts = restartTimes(inj.Records())
 	}
 	ictx := invariants.Context{PolicyOff: policyOff, Restarts: restarts, Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
 		ReadyWithin: s.ReadyWithin.Duration}
@@ -203,10 +203,10 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	return r
 }
 
-// controllerRestarts are the starts of the chaos actions that restarted the
+// restartTimes are the starts of the chaos actions that restarted the
 // controller under test (a crash, a restart, other feature gates) or the
 // apiserver it works through.
-func controllerRestarts(records []chaos.Record) []time.Time {
+func restartTimes(records []chaos.Record) []time.Time {
 	var out []time.Time
 	for _, r := range records {
 		if r.Action.ControllerRestart != nil || r.Action.FeatureGates != nil || r.Action.APIServerRestart != nil {
