@@ -7,9 +7,11 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -223,13 +225,18 @@ func Applies(constraint, v string) (bool, error) {
 	return true, nil
 }
 
-// Load reads every *.yaml scenario of fsys, validating each; errors name the
-// file and field.
+// Load reads every *.yaml (or *.yml) scenario of fsys, validating each;
+// errors name the file and field.
 func Load(fsys fs.FS) ([]*Scenario, error) {
 	files, err := fs.Glob(fsys, "*.yaml")
 	if err != nil {
 		return nil, err
 	}
+	yml, err := fs.Glob(fsys, "*.yml")
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, yml...)
 	sort.Strings(files)
 	var out []*Scenario
 	names := map[string]string{}
@@ -271,12 +278,25 @@ func Load(fsys fs.FS) ([]*Scenario, error) {
 func Parse(doc []byte) (*Scenario, error) {
 	var s Scenario
 	if err := yaml.UnmarshalStrict(doc, &s); err != nil {
-		return nil, err
+		return nil, decodeError(err)
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	return &s, nil
+}
+
+var (
+	decodePrefix = regexp.MustCompile(`^(error converting YAML to JSON: |error unmarshaling JSON: )?(while decoding JSON: )?(json: )?`)
+	typeMismatch = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w+\.(\S+) of type (\S+)`)
+)
+
+// decodeError says what the YAML decoder found without its layers of
+// prefixes, and names a mistyped field the way the file spells it.
+func decodeError(err error) error {
+	msg := decodePrefix.ReplaceAllString(err.Error(), "")
+	msg = typeMismatch.ReplaceAllString(msg, "field $2: got a $1, want a value of type $3")
+	return errors.New(msg)
 }
 
 // Validate reports the first thing wrong, naming the field and what is allowed.

@@ -1,12 +1,16 @@
 // Package catalog embeds jobconform's scenario catalogs: conformance/*.yaml,
 // which the conformance suite runs on any cluster, and chaos/*.yaml, whose
 // steps inject disruptions and which the chaos suite runs on clusters the
-// harness controls.
+// harness controls. Assemble adds the scenarios of a user's directories.
 package catalog
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/jobconform/jobconform/scenarios"
 )
@@ -26,4 +30,74 @@ func load(dir string) ([]*scenarios.Scenario, error) {
 		return nil, err
 	}
 	return scenarios.Load(sub)
+}
+
+// Set is the scenarios of one run, by suite.
+type Set struct {
+	Conformance []*scenarios.Scenario
+	Chaos       []*scenarios.Scenario
+	// Builtin tells whether jobconform's catalog is in the set.
+	Builtin bool
+}
+
+// Assemble returns the embedded catalog (when builtin) and every scenario of
+// the user's directories, validated; a user's scenario with a chaos step goes
+// to the chaos suite, the others to the conformance suite. Errors name the
+// file: a directory that cannot be read or holds no scenario, an invalid
+// scenario, a name used twice.
+func Assemble(builtin bool, dirs ...string) (*Set, error) {
+	set := &Set{Builtin: builtin}
+	where := map[string]string{} // scenario name → file
+	var errs []string
+	add := func(s *scenarios.Scenario, file string) {
+		if prev, dup := where[s.Name]; dup {
+			errs = append(errs, fmt.Sprintf("%s: scenario name %q is also used in %s: rename one", file, s.Name, prev))
+			return
+		}
+		where[s.Name] = file
+		if s.HasChaos() {
+			set.Chaos = append(set.Chaos, s)
+		} else {
+			set.Conformance = append(set.Conformance, s)
+		}
+	}
+	if builtin {
+		for _, l := range []func() ([]*scenarios.Scenario, error){Load, LoadChaos} {
+			all, err := l()
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range all {
+				add(s, "jobconform's catalog ("+s.File+")")
+			}
+		}
+	}
+	for _, dir := range dirs {
+		info, err := os.Stat(dir)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("scenario directory %s: %v", dir, err))
+			continue
+		}
+		if !info.IsDir() {
+			errs = append(errs, fmt.Sprintf("scenario directory %s is a file: give the directory that holds it", dir))
+			continue
+		}
+		all, err := scenarios.Load(os.DirFS(dir))
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("scenario directory %s: %v", dir, err))
+			continue
+		}
+		if len(all) == 0 {
+			errs = append(errs, fmt.Sprintf("scenario directory %s holds no scenario (*.yaml or *.yml files; see jobconform schema)", dir))
+			continue
+		}
+		for _, s := range all {
+			s.File = filepath.Join(dir, s.File)
+			add(s, s.File)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return set, nil
 }

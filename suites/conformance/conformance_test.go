@@ -1,115 +1,19 @@
-// The conformance suite: every catalog scenario against every controller
-// under test, on a local cluster (default) or an existing one. Spec names
-// carry the controller; labels carry the scenario's features, so
-//
-//	go test ./suites/conformance -args -ginkgo.label-filter=podReplacementPolicy
-//
-// runs one feature. Environment:
-//
-//	JOBCONFORM_K8S_VERSION     Kubernetes release of the local cluster
-//	JOBCONFORM_PROVIDER        local (default) or kind (needs Docker and the kindest/node image)
-//	JOBCONFORM_KUBECONFIG      use this existing cluster instead of creating one
-//	JOBCONFORM_CONTROLLERS     comma list of builtin, reference, external (default builtin,reference)
-//	JOBCONFORM_EXTERNAL_MANAGED_BY / JOBCONFORM_EXTERNAL_FINALIZER   the external controller
-//	JOBCONFORM_EXTERNAL_COMMAND  start it with this shell command (KUBECONFIG set to the cluster's);
-//	                             without it, the external controller must already run
 package conformance_test
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/jobconform/jobconform/scenarios"
-	"github.com/jobconform/jobconform/scenarios/catalog"
-	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
-	"github.com/jobconform/jobconform/suites/internal/harness"
-	"github.com/jobconform/jobconform/suites/internal/runner"
+	"github.com/jobconform/jobconform/suites/conformance"
 )
 
 func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real cluster")
 	}
+	conformance.Register()
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "jobconform conformance")
+	RunSpecs(t, conformance.Description)
 }
-
-// env is what every spec needs; set up once per process.
-var env struct {
-	client  kubernetes.Interface
-	version string
-}
-
-// setup is process 1's cluster and controllers, torn down in SynchronizedAfterSuite.
-var setup *harness.Env
-
-type shared struct {
-	Kubeconfig string
-	Version    string
-}
-
-var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	o, err := harness.OptionsFromEnv()
-	Expect(err).NotTo(HaveOccurred())
-	o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
-	setup, err = harness.Setup(ctx, o)
-	Expect(err).NotTo(HaveOccurred())
-	data, _ := json.Marshal(shared{setup.Kubeconfig, setup.Version})
-	return data
-}, func(ctx SpecContext, data []byte) {
-	var s shared
-	Expect(json.Unmarshal(data, &s)).To(Succeed())
-	var err error
-	env.client, env.version, err = harness.Client(s.Kubeconfig, s.Version)
-	Expect(err).NotTo(HaveOccurred())
-}, NodeTimeout(40*time.Minute))
-
-var _ = SynchronizedAfterSuite(func() {}, func() {
-	if setup != nil {
-		Expect(setup.Stop()).To(Succeed())
-	}
-})
-
-var _ = Describe("conformance", func() {
-	all, err := catalog.Load()
-	if err != nil {
-		It("loads the catalog", func() { Fail(err.Error()) })
-		return
-	}
-	cs, err := harness.ControllersUnderTest()
-	if err != nil {
-		It("reads the controllers under test", func() { Fail(err.Error()) })
-		return
-	}
-	for _, s := range all {
-		for _, c := range cs {
-			It(fmt.Sprintf("[%s] %s", c.Name, s.Name), Label(s.Features...), func(ctx SpecContext) {
-				runScenario(ctx, s, c)
-			}, SpecTimeout(5*time.Minute))
-		}
-	}
-})
-
-func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
-	r := runner.Run(ctx, env.client, env.version, s, c)
-	ginkgoreport.Attach(r, s.Features)
-	if r.Skipped != "" {
-		Skip(r.Skipped)
-	}
-	failures := r.Failures()
-	Expect(failures).To(BeEmpty(), "%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
-}
-
-// The verdict table on the terminal.
-var _ = ReportAfterSuite("verdicts", func(report Report) {
-	ginkgoreport.PrintVerdicts(os.Stdout, "jobconform conformance verdicts (Kubernetes "+env.version+")", report)
-})

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jobconform/jobconform/controller/cmd/reference-controller/app"
 	"github.com/jobconform/jobconform/reports"
 	clusterpkg "github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
@@ -22,6 +23,11 @@ import (
 const usage = `jobconform: a conformance and chaos harness for Kubernetes Job controllers.
 
 Usage:
+  jobconform run     [flags]                    run the suites against Job controllers; write the reports
+  jobconform validate FILE|DIR...               check scenario files without a cluster
+  jobconform list    [--scenarios DIR]...       list the scenarios a run would use
+  jobconform schema                             print the JSON Schema of scenario files
+  jobconform reference-controller [flags]       run the reference Job controller (e.g. as an external controller)
   jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries
   jobconform cluster [flags]                    run a local cluster until interrupted
   jobconform report  --out DIR REPORT.json...   write report.html and summary.md from Ginkgo JSON reports
@@ -36,10 +42,29 @@ func main() {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
+	// Commands that own the process: a suite's Ginkgo process, the controller.
+	switch os.Args[1] {
+	case "suite-process":
+		os.Exit(suiteProcess(os.Args[2:]))
+	case "reference-controller":
+		if err := app.Run(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "reference-controller:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
 	switch os.Args[1] {
+	case "run":
+		err = runSuites(ctx, os.Args[2:])
+	case "validate":
+		err = validate(os.Args[2:])
+	case "list":
+		err = list(os.Args[2:])
+	case "schema":
+		err = schema(os.Args[2:])
 	case "build":
 		err = build(ctx, os.Args[2:])
 	case "cluster":

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/process"
@@ -38,7 +39,55 @@ const (
 	// EnvReferenceFaults breaks the reference controller on purpose
 	// (controller/faults.go, comma-separated): what make mutate runs.
 	EnvReferenceFaults = "JOBCONFORM_REFERENCE_FAULTS"
+	// EnvReferenceBinary runs this reference controller executable instead of
+	// building one (jobconform run points it at itself: no checkout needed).
+	EnvReferenceBinary = "JOBCONFORM_REFERENCE_BINARY"
+	// EnvScenarios lists directories of the user's scenarios (separated by
+	// ':'); EnvBuiltinScenarios=false leaves jobconform's catalog out.
+	EnvScenarios        = "JOBCONFORM_SCENARIOS"
+	EnvBuiltinScenarios = "JOBCONFORM_BUILTIN_SCENARIOS"
+	// EnvProgressFile receives the set-up's progress lines too (jobconform run
+	// shows them while Ginkgo holds the suite's own output back).
+	EnvProgressFile = "JOBCONFORM_PROGRESS_FILE"
 )
+
+// BadInput marks an error in what the user gave (a variable's value, an
+// external command that does not run): jobconform run exits 2 on it.
+type BadInput struct{ Err error }
+
+// BadInputPrefix starts a BadInput's message, so that it can be told from
+// a failure in a Ginkgo report.
+const BadInputPrefix = "bad input: "
+
+func (b BadInput) Error() string { return BadInputPrefix + b.Err.Error() }
+func (b BadInput) Unwrap() error { return b.Err }
+
+// Scenarios reads EnvScenarios and EnvBuiltinScenarios and loads the
+// scenarios they name.
+func Scenarios() (*catalog.Set, error) {
+	builtin := true
+	switch v := os.Getenv(EnvBuiltinScenarios); v {
+	case "", "true":
+	case "false":
+		builtin = false
+	default:
+		return nil, BadInput{fmt.Errorf("%s=%q: write true or false", EnvBuiltinScenarios, v)}
+	}
+	var dirs []string
+	for _, d := range filepath.SplitList(os.Getenv(EnvScenarios)) {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	if !builtin && len(dirs) == 0 {
+		return nil, BadInput{fmt.Errorf("%s=false and no %s: there is no scenario to run", EnvBuiltinScenarios, EnvScenarios)}
+	}
+	set, err := catalog.Assemble(builtin, dirs...)
+	if err != nil {
+		return nil, BadInput{err}
+	}
+	return set, nil
+}
 
 // Options shape the set-up.
 type Options struct {
@@ -57,6 +106,11 @@ type Options struct {
 	Progress io.Writer
 	// TempDir holds the reference controller's binary.
 	TempDir string
+	// ReferenceBinary is a reference controller executable to run instead of
+	// building one from the module.
+	ReferenceBinary string
+	// ProgressFile, when set, receives the progress lines too.
+	ProgressFile string
 }
 
 // OptionsFromEnv reads the JOBCONFORM_* variables.
@@ -65,22 +119,26 @@ func OptionsFromEnv() (Options, error) {
 		Provider:        os.Getenv(EnvProvider),
 		Cluster:         cluster.Config{Version: os.Getenv(EnvVersion), Kubeconfig: os.Getenv(EnvKubeconfig)},
 		ExternalCommand: os.Getenv(EnvExternalCommand),
+		ReferenceBinary: os.Getenv(EnvReferenceBinary),
+		ProgressFile:    os.Getenv(EnvProgressFile),
 	}
 	var err error
 	if o.ReferenceFaults, err = referenceFaults(); err != nil {
-		return o, err
+		return o, BadInput{err}
 	}
 	switch {
 	case o.Cluster.Kubeconfig != "" && o.Provider == "":
 		o.Provider = "existing"
 	case o.Cluster.Kubeconfig != "" && o.Provider != "existing":
-		return o, fmt.Errorf("%s and %s=%s: choose one (an existing cluster, or one the harness creates)", EnvKubeconfig, EnvProvider, o.Provider)
+		return o, BadInput{fmt.Errorf("%s and %s=%s: choose one (an existing cluster, or one the harness creates)", EnvKubeconfig, EnvProvider, o.Provider)}
 	}
 	if _, ok := cluster.Providers[o.ProviderName()]; !ok {
-		return o, fmt.Errorf("%s=%q: use one of %s (or set %s for an existing cluster)", EnvProvider, o.Provider, strings.Join(cluster.Names(), ", "), EnvKubeconfig)
+		return o, BadInput{fmt.Errorf("%s=%q: use one of %s (or set %s for an existing cluster)", EnvProvider, o.Provider, strings.Join(cluster.Names(), ", "), EnvKubeconfig)}
 	}
-	o.Controllers, err = controllersFromEnv()
-	return o, err
+	if o.Controllers, err = controllersFromEnv(); err != nil {
+		return o, BadInput{err}
+	}
+	return o, nil
 }
 
 // ProviderName is the provider Setup uses.
@@ -150,7 +208,13 @@ type Env struct {
 	External   *process.Process
 	// LogDir holds the controllers' logs (beside the cluster's).
 	LogDir string
+
+	referenceBinary string
 }
+
+// externalSettle is how long an external controller must keep running after
+// its start for the set-up to go on.
+const externalSettle = 3 * time.Second
 
 // Setup brings up the cluster and the controllers under test. On error,
 // whatever was started is stopped again.
@@ -161,6 +225,15 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 			_ = e.Stop()
 		}
 	}()
+	if o.ProgressFile != "" {
+		f, err := os.OpenFile(o.ProgressFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		o.Progress = io.MultiWriter(progress(o.Progress), f)
+	}
+	e.referenceBinary = o.ReferenceBinary
 	cfg := o.Cluster
 	cfg.Progress = o.Progress
 	if e.Cluster, err = cluster.Create(ctx, o.ProviderName(), cfg); err != nil {
@@ -181,7 +254,16 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 		e.External = process.New("external-controller", filepath.Join(e.LogDir, "external-controller.log"))
 		e.External.SetCommand("/bin/sh", "-c", "KUBECONFIG="+e.Kubeconfig+" exec "+cmd)
 		if err := e.External.Start(); err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvExternalCommand, err)
+			return nil, BadInput{fmt.Errorf("%s: %w", EnvExternalCommand, err)}
+		}
+		// A controller runs until stopped: one that ends within its first
+		// seconds was given a wrong command (or cannot reach the cluster).
+		select {
+		case <-e.External.Exited():
+			return nil, BadInput{fmt.Errorf("the external controller's command exited at once: %s\n%s", cmd, e.External.DescribeExit())}
+		case <-time.After(externalSettle):
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 		fmt.Fprintf(progress(o.Progress), "external controller started: %s (log %s)\n", cmd, e.External.LogPath)
 	}
@@ -203,9 +285,12 @@ func (e *Env) StartReference(ctx context.Context, dir, name string, faults []str
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	bin, err := controllers.BuildReference(ctx, dir)
-	if err != nil {
-		return nil, err
+	bin := e.referenceBinary
+	if bin == "" {
+		var err error
+		if bin, err = controllers.BuildReference(ctx, dir); err != nil {
+			return nil, err
+		}
 	}
 	ref := &controllers.Reference{Binary: bin, Kubeconfig: e.Kubeconfig, LogDir: e.LogDir, Name: name, Faults: faults}
 	switch kc, err := e.Cluster.UserKubeconfig(controllers.ReferenceUser); {
