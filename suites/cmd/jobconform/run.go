@@ -407,7 +407,7 @@ func (p *plan) setEnv(bin string) error {
 	}
 	ext := p.extCommand
 	if ext != "" {
-		ext = "cd " + shellQuote(p.cwd) + " && " + ext
+		ext = "cd " + shellQuote(p.cwd) + " || exit 1\n" + ext
 	}
 	env := map[string]string{
 		harness.EnvProvider:         p.provider,

@@ -252,7 +252,8 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 			return nil, err
 		}
 		e.External = process.New("external-controller", filepath.Join(e.LogDir, "external-controller.log"))
-		e.External.SetCommand("/bin/sh", "-c", "KUBECONFIG="+e.Kubeconfig+" exec "+cmd)
+		// Not exec'd: cmd may be a compound command; Stop signals the whole group.
+		e.External.SetCommand("/bin/sh", "-c", "KUBECONFIG='"+strings.ReplaceAll(e.Kubeconfig, "'", `'\''`)+"'; export KUBECONFIG\n"+cmd)
 		if err := e.External.Start(); err != nil {
 			return nil, BadInput{fmt.Errorf("%s: %w", EnvExternalCommand, err)}
 		}
