@@ -10,7 +10,7 @@ export ARTIFACTS
 GO         ?= go
 JOBCONFORM := $(GO) run ./suites/cmd/jobconform
 
-.PHONY: all run test unit bench mutate binaries cluster vet verify fmt clean
+.PHONY: all run test unit bench mutate matrix binaries cluster vet verify fmt clean
 
 all: test
 
@@ -82,6 +82,18 @@ bench:
 FAULTS ?=
 mutate:
 	$(JOBCONFORM) mutate --k8s-version $(K8S_VERSION) --procs $(PROCS) $(if $(FAULTS),--faults $(FAULTS))
+
+## matrix: the suites (MATRIX_SUITES) against the built-in and the reference controller at
+## every release of MATRIX_VERSIONS (each built on first use), reports in
+## $(ARTIFACTS)/matrix/<release>/; then the release × feature matrix into README.md
+MATRIX_VERSIONS ?= v1.31.14,v1.32.13,v1.33.13,v1.34.4,v1.35.4,v1.36.3,v1.37.1
+MATRIX_SUITES   ?= conformance,chaos
+matrix:
+	@status=0; \
+	$(JOBCONFORM) run $(foreach v,$(subst $(comma), ,$(MATRIX_VERSIONS)),--k8s-version $(v)) --suites $(MATRIX_SUITES) \
+	  --controllers builtin,reference --procs $(PROCS) --artifacts $(ARTIFACTS)/matrix || status=1; \
+	$(JOBCONFORM) matrix --readme README.md $(foreach v,$(subst $(comma), ,$(MATRIX_VERSIONS)),$(ARTIFACTS)/matrix/$(v)/report.json) || status=1; \
+	exit $$status
 
 ## cluster: a local cluster for poking at, until Ctrl-C
 cluster:

@@ -31,6 +31,7 @@ Usage:
   jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries
   jobconform cluster [flags]                    run a local cluster until interrupted
   jobconform report  --out DIR REPORT.json...   write report.html and summary.md from Ginkgo JSON reports
+  jobconform matrix  [--readme F] REPORT.json... the release × feature matrix of runs (Markdown)
   jobconform mutate  [--faults a,b] [flags]     run the conformance scenarios against the reference
                                                 controller broken by each fault; print the mutation score
 
@@ -65,6 +66,8 @@ func main() {
 		err = list(os.Args[2:])
 	case "schema":
 		err = schema(os.Args[2:])
+	case "matrix":
+		err = matrix(os.Args[2:])
 	case "build":
 		err = build(ctx, os.Args[2:])
 	case "cluster":

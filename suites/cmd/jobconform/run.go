@@ -291,7 +291,7 @@ func runSuites(ctx context.Context, args []string) error {
 		return usageError{err}
 	}
 	for _, s := range p.suites {
-		fmt.Fprintf(os.Stderr, "jobconform: %s suite: %d specs selected (%s; controllers %s)\n", s, p.specs[s], describeSources(p), strings.Join(p.controller, ", "))
+		fmt.Fprintf(os.Stderr, "jobconform: %s suite: %d scenario runs selected (%s; controllers %s)\n", s, p.specs[s], describeSources(p), strings.Join(p.controller, ", "))
 	}
 	if p.provider == "local" {
 		b := &k8sbin.Builder{Progress: os.Stderr}

@@ -1,0 +1,116 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// WriteMatrix writes the release matrix of runs as Markdown: for each
+// controller, a row per Kubernetes release and a column per feature label,
+// each cell "pass (n)" when every run of the feature's scenarios passed, "n/a"
+// when none applied (all skipped: a promise that release or controller does
+// not make), or "FAIL [k]" with a footnote per failed run naming the scenario
+// and its first failure (which names the upstream bug where one is known).
+// Negative controls (controllers broken on purpose) are left out.
+func WriteMatrix(w io.Writer, runs []Run) error {
+	runs, _ = split(runs)
+	features := map[string]bool{}
+	controllers := map[string]bool{}
+	for _, r := range runs {
+		controllers[r.Controller] = true
+		for _, f := range r.Features {
+			if f != "chaos" {
+				features[f] = true
+			}
+		}
+	}
+	cols := sortedKeys(features)
+	var notes []string
+	for _, ctl := range sortedKeys(controllers) {
+		type key struct{ version, feature string }
+		pass, fail, seen := map[key]int{}, map[key][]int{}, map[string]bool{}
+		for _, r := range runs {
+			if r.Controller != ctl {
+				continue
+			}
+			seen[r.Version] = true
+			var note int
+			if r.Verdict == "FAIL" {
+				first := strings.TrimSpace(strings.Join(r.Failures, "\n"))
+				first, _, _ = strings.Cut(first, "\n")
+				notes = append(notes, fmt.Sprintf("%s %s, %s: %s", ctl, r.Version, r.Scenario, first))
+				note = len(notes)
+			}
+			for _, f := range r.Features {
+				k := key{r.Version, f}
+				switch r.Verdict {
+				case "PASS":
+					pass[k]++
+				case "FAIL":
+					fail[k] = append(fail[k], note)
+				}
+			}
+		}
+		fmt.Fprintf(w, "\n**%s**\n\n| release | %s |\n|---|%s\n", ctl, strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+		for _, v := range sortVersions(sortedKeys(seen)) {
+			cells := make([]string, len(cols))
+			for i, f := range cols {
+				k := key{v, f}
+				switch {
+				case len(fail[k]) > 0:
+					var refs []string
+					for _, n := range fail[k] {
+						refs = append(refs, fmt.Sprintf("[%d]", n))
+					}
+					cells[i] = "**FAIL** " + strings.Join(refs, "")
+				case pass[k] > 0:
+					cells[i] = fmt.Sprintf("pass (%d)", pass[k])
+				default:
+					cells[i] = "n/a"
+				}
+			}
+			fmt.Fprintf(w, "| %s | %s |\n", v, strings.Join(cells, " | "))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for i, n := range notes {
+			fmt.Fprintf(w, "%d. %s\n", i+1, strings.ReplaceAll(n, "|", `\|`))
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sortVersions orders releases like v1.9.0 < v1.31.14 < v1.37.1.
+func sortVersions(vs []string) []string {
+	num := func(v string) []int {
+		var out []int
+		for _, p := range strings.Split(strings.TrimPrefix(v, "v"), ".") {
+			n, _ := strconv.Atoi(p)
+			out = append(out, n)
+		}
+		return out
+	}
+	sort.SliceStable(vs, func(i, j int) bool {
+		a, b := num(vs[i]), num(vs[j])
+		for k := 0; k < len(a) && k < len(b); k++ {
+			if a[k] != b[k] {
+				return a[k] < b[k]
+			}
+		}
+		return len(a) < len(b)
+	})
+	return vs
+}

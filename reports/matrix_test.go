@@ -1,0 +1,34 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestWriteMatrix(t *testing.T) {
+	runs := []Run{
+		{Scenario: "a", Controller: "builtin", Version: "v1.34.3", Features: []string{"suspend", "deadline"}, Verdict: "FAIL",
+			Failures: []string{"invariant deadline-from-start at 10:00:00.000 (known upstream bug X, fixed in v1.35.0): failed at once\nmore"}},
+		{Scenario: "b", Controller: "builtin", Version: "v1.34.3", Features: []string{"suspend"}, Verdict: "PASS"},
+		{Scenario: "c", Controller: "builtin", Version: "v1.34.3", Features: []string{"managedBy"}, Verdict: "skip"},
+		{Scenario: "a", Controller: "builtin", Version: "v1.9.0", Features: []string{"suspend", "deadline"}, Verdict: "PASS"},
+		{Scenario: "a", Controller: "broken", Version: "v1.9.0", Features: []string{"suspend"}, Verdict: "FAIL", Faults: []string{"x"}},
+	}
+	var b strings.Builder
+	if err := WriteMatrix(&b, runs); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"| release | deadline | managedBy | suspend |",
+		"| v1.9.0 | pass (1) | n/a | pass (1) |\n| v1.34.3 | **FAIL** [1] | n/a | **FAIL** [1] |",
+		"1. builtin v1.34.3, a: invariant deadline-from-start at 10:00:00.000 (known upstream bug X, fixed in v1.35.0): failed at once\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("matrix lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "broken") {
+		t.Errorf("a negative control is in the matrix:\n%s", got)
+	}
+}
