@@ -18,7 +18,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -194,36 +193,9 @@ func (s *Scenario) ForController(name string) bool {
 	return len(s.Controllers) == 0 || contains(s.Controllers, name)
 }
 
-// Applies tells whether a version constraint ("" = always) admits release v.
-func Applies(constraint, v string) (bool, error) {
-	if constraint == "" {
-		return true, nil
-	}
-	sv, err := version.ParseSemantic(strings.TrimPrefix(v, "v"))
-	if err != nil {
-		return false, fmt.Errorf("version %q: %w", v, err)
-	}
-	for _, part := range strings.Fields(strings.ReplaceAll(constraint, ",", " ")) {
-		op := strings.TrimRight(part, "0123456789.v")
-		want, err := version.ParseSemantic(strings.TrimPrefix(part[len(op):], "v"))
-		if err != nil {
-			return false, fmt.Errorf("versions %q: %q is not a release like >=1.32.0", constraint, part)
-		}
-		c, err := sv.Compare(want.String())
-		if err != nil {
-			return false, err
-		}
-		ok := map[string]bool{">=": c >= 0, ">": c > 0, "<=": c <= 0, "<": c < 0, "=": c == 0, "": c == 0}
-		res, known := ok[op]
-		if !known {
-			return false, fmt.Errorf("versions %q: operator %q (use >=, >, <=, <, =)", constraint, op)
-		}
-		if !res {
-			return false, nil
-		}
-	}
-	return true, nil
-}
+// Applies tells whether a version constraint ("" = always) admits release v
+// (yamltypes.Applies).
+func Applies(constraint, v string) (bool, error) { return yamltypes.Applies(constraint, v) }
 
 // Load reads every *.yaml (or *.yml) scenario of fsys, validating each;
 // errors name the file and field.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/scenarios/yamltypes"
 )
 
 // Context is what the checks need to know about a run besides its timeline.
@@ -84,10 +85,30 @@ type Invariant struct {
 	Description string
 	// Since is the first release the promise holds for ("" = every supported one).
 	Since string
-	// KnownBugs names releases whose built-in controller breaks the promise,
+	// KnownBugs name releases whose built-in controller breaks the promise,
 	// and the upstream bug: the verdict says so, and stays a failure.
-	KnownBugs map[string]string
+	KnownBugs []KnownBug
 	Check     func(Context, timeline.Timeline) []Violation
+}
+
+// KnownBug is an upstream bug of the built-in controller of some releases.
+type KnownBug struct {
+	// Releases is a constraint like ">=1.31.0 <1.36.0" (yamltypes.Applies),
+	// each side learned by running there.
+	Releases string
+	// Bug says what goes wrong and where, the upstream issue if there is one,
+	// and the first release that fixed it.
+	Bug string
+}
+
+// knownBug returns the bug of inv that release v has, if any.
+func (inv Invariant) knownBug(v string) (KnownBug, bool) {
+	for _, b := range inv.KnownBugs {
+		if ok, err := yamltypes.Applies(b.Releases, v); err == nil && ok {
+			return b, true
+		}
+	}
+	return KnownBug{}, false
 }
 
 // Result is one invariant's verdict on a run.
@@ -144,8 +165,8 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 		}
 	}
 	r.Violations = inv.Check(ctx, t)
-	if bug, ok := inv.KnownBugs[ctx.Version]; ok {
-		r.KnownBug = fmt.Sprintf("known upstream bug of Kubernetes %s: %s", ctx.Version, bug)
+	if bug, ok := inv.knownBug(ctx.Version); ok && ctx.Version != "" {
+		r.KnownBug = fmt.Sprintf("known upstream bug of Kubernetes %s (%s): %s", ctx.Version, bug.Releases, bug.Bug)
 		for i := range r.Violations {
 			r.Violations[i].Message += " — " + r.KnownBug
 		}

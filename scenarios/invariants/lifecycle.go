@@ -124,9 +124,10 @@ var CompletionTime = Invariant{
 var DeadlineFromStart = Invariant{
 	Name:        "deadline-from-start",
 	Description: "DeadlineExceeded comes no earlier than activeDeadlineSeconds after the Job's start (its latest resume)",
-	KnownBugs: map[string]string{"v1.34.3": "a Job resumed after its deadline would have passed fails at once with DeadlineExceeded: the resume sync checks " +
-		"pastActiveDeadline against the startTime kept through the suspension before it resets startTime (pkg/controller/job syncJob; " +
-		"from v1.35 startTime is cleared on suspension where MutableSchedulingDirectivesForSuspendedJobs is on; passes at v1.37.1; no upstream issue found)"},
+	KnownBugs: []KnownBug{{Releases: "<1.36.0", Bug: "a Job resumed after its deadline would have passed fails at once with DeadlineExceeded: " +
+		"the resume sync checks pastActiveDeadline against the startTime kept through the suspension before it resets startTime " +
+		"(pkg/controller/job syncJob); from v1.35 startTime is cleared on suspension where the MutableSchedulingDirectivesForSuspendedJobs " +
+		"gate is on, which is by default from v1.36.0 (seen failing at v1.34.3, passing at v1.36.3 and v1.37.1; no upstream issue found)"}},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var start *metav1.Time
 		var prev *batchv1.Job

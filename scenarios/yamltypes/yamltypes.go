@@ -1,5 +1,6 @@
-// Package yamltypes holds the small value types that scenario files and the
-// chaos steps inside them share. It imports nothing of jobconform, so both
+// Package yamltypes holds the small value types that scenario files, the
+// chaos steps inside them and the invariants share (durations, release
+// constraints). It imports nothing of jobconform, so both
 // scenarios and chaos can use it without importing each other.
 package yamltypes
 
@@ -7,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // Duration is a time.Duration written as "5s" or "1m30s".
@@ -25,3 +28,36 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes "5s".
 func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// Applies tells whether a version constraint ("" = always) admits release v.
+// A constraint is a list of comparisons, all of which must hold, e.g.
+// ">=1.32.0 <1.36.0".
+func Applies(constraint, v string) (bool, error) {
+	if constraint == "" {
+		return true, nil
+	}
+	sv, err := version.ParseSemantic(strings.TrimPrefix(v, "v"))
+	if err != nil {
+		return false, fmt.Errorf("version %q: %w", v, err)
+	}
+	for _, part := range strings.Fields(strings.ReplaceAll(constraint, ",", " ")) {
+		op := strings.TrimRight(part, "0123456789.v")
+		want, err := version.ParseSemantic(strings.TrimPrefix(part[len(op):], "v"))
+		if err != nil {
+			return false, fmt.Errorf("versions %q: %q is not a release like >=1.32.0", constraint, part)
+		}
+		c, err := sv.Compare(want.String())
+		if err != nil {
+			return false, err
+		}
+		ok := map[string]bool{">=": c >= 0, ">": c > 0, "<=": c <= 0, "<": c < 0, "=": c == 0, "": c == 0}
+		res, known := ok[op]
+		if !known {
+			return false, fmt.Errorf("versions %q: operator %q (use >=, >, <=, <, =)", constraint, op)
+		}
+		if !res {
+			return false, nil
+		}
+	}
+	return true, nil
+}
