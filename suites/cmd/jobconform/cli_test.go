@@ -368,3 +368,63 @@ func processesUsing(dir string) []string {
 	}
 	return out
 }
+
+// Both suites in one run land in one Ginkgo JSON report (each suite's
+// report is merged, none overwrites the other), with the user's chaos
+// scenario in the chaos suite.
+func TestRunBothSuitesOneReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real clusters")
+	}
+	bin := buildJobconform(t)
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "scenarios")
+	if err := os.Mkdir(scen, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	docs := "name: mine-completes\nfeatures: [terminalConditions]\njob: {parallelism: 1, completions: 1}\npods: {run: 2s}\n" +
+		"steps:\n- await: {succeeded: 1, conditions: [Complete]}\n" +
+		"---\nname: mine-survives-a-controller-restart\nfeatures: [terminalConditions]\njob: {parallelism: 1, completions: 1}\npods: {run: 6s}\n" +
+		"steps:\n- await: {active: 1}\n- chaos: {controllerRestart: {}}\n- await: {succeeded: 1, conditions: [Complete]}\n"
+	if err := os.WriteFile(filepath.Join(scen, "mine.yaml"), []byte(docs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	artifacts := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", "--builtin-scenarios=false", "--scenarios", "scenarios", "--controllers", "reference",
+		"--procs", "2", "--artifacts", artifacts)
+	cmd.Dir, cmd.Env = dir, cleanEnv()
+	out, code := exitCode(t, cmd)
+	if code != 0 {
+		t.Fatalf("exit code %d:\n%s", code, tail25(out))
+	}
+	data, err := os.ReadFile(filepath.Join(artifacts, "v1.37.1", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites []types.Report
+	if err := json.Unmarshal(data, &suites); err != nil {
+		t.Fatal(err)
+	}
+	passed := map[string]string{}
+	for _, r := range suites {
+		for _, sr := range r.SpecReports {
+			if sr.LeafNodeType == types.NodeTypeIt && sr.State == types.SpecStatePassed {
+				passed[sr.LeafNodeText] = r.SuiteDescription
+			}
+		}
+	}
+	want := map[string]string{
+		"[reference] mine-completes":                     "jobconform conformance",
+		"[reference] mine-survives-a-controller-restart": "jobconform chaos",
+	}
+	for spec, suite := range want {
+		if passed[spec] != suite {
+			t.Errorf("%s: passed in %q, want %q (passed: %v)", spec, passed[spec], suite, passed)
+		}
+	}
+	for _, line := range []string{"v1.37.1      jobconform chaos", "v1.37.1      jobconform conformance"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("the verdict table lacks a row %q:\n%s", line, tail25(out))
+		}
+	}
+}

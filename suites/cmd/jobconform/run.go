@@ -395,10 +395,13 @@ func (p *plan) setEnv(bin string) error {
 		return fmt.Errorf("find the jobconform binary: %w", err)
 	}
 	script := func(name, body string) error {
+		if err := os.MkdirAll(filepath.Join(bin, filepath.Dir(name)), 0o755); err != nil {
+			return err
+		}
 		return os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755)
 	}
 	for _, s := range p.suites {
-		if err := script(s+".test", fmt.Sprintf("cd %s || exit 1\nexec %s suite-process %s \"$@\"", shellQuote(p.cwd), shellQuote(self), s)); err != nil {
+		if err := script(suiteScript(s), fmt.Sprintf("cd %s || exit 1\nexec %s suite-process %s \"$@\"", shellQuote(p.cwd), shellQuote(self), s)); err != nil {
 			return err
 		}
 	}
@@ -432,6 +435,11 @@ func (p *plan) setEnv(bin string) error {
 	return nil
 }
 
+// suiteScript is where a suite's script goes under the run's directory: a
+// directory each, because Ginkgo names a precompiled suite's reports after its
+// directory, and two suites in one directory would overwrite each other's.
+func suiteScript(suite string) string { return filepath.Join(suite, suite+".test") }
+
 // shellQuote quotes s for /bin/sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
@@ -451,7 +459,7 @@ func (p *plan) ginkgoArgs(bin, out string) []string {
 		args = append(args, "--focus="+p.focus)
 	}
 	for _, s := range p.suites {
-		args = append(args, filepath.Join(bin, s+".test"))
+		args = append(args, filepath.Join(bin, suiteScript(s)))
 	}
 	return args
 }
