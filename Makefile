@@ -1,9 +1,10 @@
 # jobconform — see README.md. Every target builds what it needs first.
 SHELL := /bin/bash
 
-# The default Kubernetes release, and the releases the tests run at.
+# The default Kubernetes release, and the releases the tests run at: the same two
+# as make run's (the default and the previous minor), so a newcomer builds two.
 K8S_VERSION   ?= v1.37.1
-TEST_VERSIONS ?= v1.37.1,v1.34.3
+TEST_VERSIONS ?= v1.37.1,v1.36.3
 ARTIFACTS     ?= $(CURDIR)/_artifacts
 export ARTIFACTS
 
@@ -20,8 +21,9 @@ binaries:
 
 comma := ,
 
-# make run also runs the built-in controller of this release (its own expectations).
-RUN_ALSO ?= v1.34.3
+# make run also runs the built-in controller of this release (its own expectations):
+# the previous minor.
+RUN_ALSO ?= v1.36.3
 # Scenarios run in parallel Ginkgo processes against one cluster (a namespace each);
 # they mostly wait on SIGTERM traps and backoffs, so more processes than cores pay off.
 PROCS  ?= 6

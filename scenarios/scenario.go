@@ -123,8 +123,12 @@ type Step struct {
 	Act *Action `json:"act,omitempty"`
 	// Chaos injects a disruption (package chaos); such scenarios run in the chaos suite.
 	Chaos *chaos.Action `json:"chaos,omitempty"`
-	// Versions limits the step to some releases (version-aware expectations).
+	// Versions limits the step to some releases (version-aware expectations):
+	// for behaviour that is no promise on other releases, never to excuse a bug.
 	Versions string `json:"versions,omitempty"`
+	// KnownBugs name upstream bugs of the releases whose built-in controller
+	// fails the step: it still fails there, and says why.
+	KnownBugs []yamltypes.KnownBug `json:"knownBugs,omitempty"`
 	// Timeout bounds an await; default 60s.
 	Timeout Duration `json:"timeout,omitempty"`
 }
@@ -314,6 +318,11 @@ func (s *Scenario) Validate() error {
 		}
 		if _, err := Applies(st.Versions, "v1.31.0"); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
+		}
+		for _, b := range st.KnownBugs {
+			if _, err := Applies(b.Releases, "v1.31.0"); err != nil || b.Releases == "" || b.Bug == "" {
+				return fmt.Errorf("%s: knownBugs: give releases (a constraint like <1.36.3) and bug (what goes wrong, the upstream issue)", where)
+			}
 		}
 		if st.Act != nil {
 			if !contains(actionKinds, st.Act.Kind) {

@@ -92,24 +92,7 @@ type Invariant struct {
 }
 
 // KnownBug is an upstream bug of the built-in controller of some releases.
-type KnownBug struct {
-	// Releases is a constraint like ">=1.31.0 <1.36.0" (yamltypes.Applies),
-	// each side learned by running there.
-	Releases string
-	// Bug says what goes wrong and where, the upstream issue if there is one,
-	// and the first release that fixed it.
-	Bug string
-}
-
-// knownBug returns the bug of inv that release v has, if any.
-func (inv Invariant) knownBug(v string) (KnownBug, bool) {
-	for _, b := range inv.KnownBugs {
-		if ok, err := yamltypes.Applies(b.Releases, v); err == nil && ok {
-			return b, true
-		}
-	}
-	return KnownBug{}, false
-}
+type KnownBug = yamltypes.KnownBug
 
 // Result is one invariant's verdict on a run.
 type Result struct {
@@ -165,8 +148,8 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 		}
 	}
 	r.Violations = inv.Check(ctx, t)
-	if bug, ok := inv.knownBug(ctx.Version); ok && ctx.Version != "" {
-		r.KnownBug = fmt.Sprintf("known upstream bug of Kubernetes %s (%s): %s", ctx.Version, bug.Releases, bug.Bug)
+	if bug, ok := yamltypes.KnownBugOf(inv.KnownBugs, ctx.Version); ok {
+		r.KnownBug = bug.Describe(ctx.Version)
 		for i := range r.Violations {
 			r.Violations[i].Message += " — " + r.KnownBug
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/jobconform/jobconform/reports"
 	clusterpkg "github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 )
 
@@ -146,18 +147,11 @@ func clusterFlags(fs *flag.FlagSet) *clusterpkg.Config {
 }
 
 func parseGates(s string) (map[string]bool, error) {
-	gates := map[string]bool{}
-	for _, kv := range strings.Split(s, ",") {
-		if kv = strings.TrimSpace(kv); kv == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" || (v != "true" && v != "false") {
-			return nil, fmt.Errorf("feature gate %q: write Name=true or Name=false", kv)
-		}
-		gates[k] = v == "true"
+	gates, err := harness.ParseGates(s)
+	if gates == nil {
+		gates = map[string]bool{}
 	}
-	return gates, nil
+	return gates, err
 }
 
 func cluster(ctx context.Context, args []string) error {

@@ -55,6 +55,7 @@ type runConfig struct {
 	scenarioDirs stringsFlag
 	builtin      bool
 	timeout      time.Duration
+	gates        string
 }
 
 // stringsFlag collects a repeatable flag's values.
@@ -81,6 +82,7 @@ func runFlags(fs *flag.FlagSet) *runConfig {
 	fs.Var(&c.scenarioDirs, "scenarios", "directory of your own scenario files (*.yaml; repeatable; default $"+harness.EnvScenarios+")")
 	fs.BoolVar(&c.builtin, "builtin-scenarios", os.Getenv(harness.EnvBuiltinScenarios) != "false", "run jobconform's own catalog too (false: only --scenarios)")
 	fs.DurationVar(&c.timeout, "timeout", 90*time.Minute, "time limit of each release's suites")
+	fs.StringVar(&c.gates, "feature-gates", os.Getenv(harness.EnvFeatureGates), "feature gates for every component of the cluster, e.g. JobManagedBy=true (to judge a delegated controller on 1.31)")
 	return c
 }
 
@@ -174,6 +176,12 @@ func (c *runConfig) check(ctx context.Context) (*plan, error) {
 	}
 	if c.extCommand != "" && !contains(p.controller, c.extName) {
 		return nil, errors.New("--external-command without external in --controllers: add it, or drop the command")
+	}
+	if _, err := harness.ParseGates(c.gates); err != nil {
+		return nil, fmt.Errorf("--feature-gates: %v", err)
+	}
+	if c.gates != "" && p.provider == "existing" {
+		return nil, errors.New("--feature-gates and --kubeconfig: jobconform does not configure an existing cluster")
 	}
 	if c.procs < 1 {
 		return nil, fmt.Errorf("--procs %d: give at least 1", c.procs)
@@ -422,6 +430,7 @@ func (p *plan) setEnv(bin string) error {
 		harness.EnvReferenceBinary:  filepath.Join(bin, "reference-controller"),
 		harness.EnvScenarios:        strings.Join(p.dirs, string(os.PathListSeparator)),
 		harness.EnvBuiltinScenarios: strconv.FormatBool(p.builtin),
+		harness.EnvFeatureGates:     p.gates,
 		chaosSeedEnv:                p.seed,
 	}
 	if p.provider == "existing" {

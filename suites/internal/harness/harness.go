@@ -46,6 +46,9 @@ const (
 	// ':'); EnvBuiltinScenarios=false leaves jobconform's catalog out.
 	EnvScenarios        = "JOBCONFORM_SCENARIOS"
 	EnvBuiltinScenarios = "JOBCONFORM_BUILTIN_SCENARIOS"
+	// EnvFeatureGates sets feature gates on every component of a cluster the
+	// harness creates, e.g. JobManagedBy=true (Name=bool, comma-separated).
+	EnvFeatureGates = "JOBCONFORM_FEATURE_GATES"
 	// EnvProgressFile receives the set-up's progress lines too (jobconform run
 	// shows them while Ginkgo holds the suite's own output back).
 	EnvProgressFile = "JOBCONFORM_PROGRESS_FILE"
@@ -126,6 +129,9 @@ func OptionsFromEnv() (Options, error) {
 	if o.ReferenceFaults, err = referenceFaults(); err != nil {
 		return o, BadInput{err}
 	}
+	if o.Cluster.FeatureGates, err = ParseGates(os.Getenv(EnvFeatureGates)); err != nil {
+		return o, BadInput{fmt.Errorf("%s: %w", EnvFeatureGates, err)}
+	}
 	switch {
 	case o.Cluster.Kubeconfig != "" && o.Provider == "":
 		o.Provider = "existing"
@@ -139,6 +145,25 @@ func OptionsFromEnv() (Options, error) {
 		return o, BadInput{err}
 	}
 	return o, nil
+}
+
+// ParseGates reads feature gates written Name=true,Other=false.
+func ParseGates(s string) (map[string]bool, error) {
+	var gates map[string]bool
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" || (v != "true" && v != "false") {
+			return nil, fmt.Errorf("feature gate %q: write Name=true or Name=false", kv)
+		}
+		if gates == nil {
+			gates = map[string]bool{}
+		}
+		gates[k] = v == "true"
+	}
+	return gates, nil
 }
 
 // ProviderName is the provider Setup uses.
