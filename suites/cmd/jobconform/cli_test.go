@@ -428,3 +428,31 @@ func TestRunBothSuitesOneReport(t *testing.T) {
 		}
 	}
 }
+
+// jobconform list shows jobconform's scenarios and the user's, with their
+// suite, features and releases.
+func TestList(t *testing.T) {
+	bin := buildJobconform(t)
+	dir := t.TempDir()
+	doc := "name: mine\nfeatures: [suspend, deadline]\nversions: '>=1.32.0'\nsteps: [{await: {active: 1}}]\n"
+	if err := os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := exitCode(t, exec.Command(bin, "list", "--scenarios", dir))
+	if code != 0 {
+		t.Fatalf("exit code %d\n%s", code, out)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^conformance +prp-failed-sigterm +podReplacementPolicy,backoff +all +pod-replacement-policy.yaml$`),
+		regexp.MustCompile(`(?m)^conformance +mine +suspend,deadline +>=1.32.0 +` + regexp.QuoteMeta(filepath.Join(dir, "mine.yaml")) + `$`),
+		regexp.MustCompile(`(?m)^chaos +seeded-soak `),
+		regexp.MustCompile(`(?m)^[0-9]+ conformance and [0-9]+ chaos scenarios$`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("list output lacks %s:\n%s", want, out)
+		}
+	}
+	if out, code := exitCode(t, exec.Command(bin, "list", "--scenarios", dir, "--scenarios", dir)); code != 2 || !strings.Contains(out, `scenario name "mine" is also used in`) {
+		t.Errorf("one directory twice: exit code %d\n%s", code, out)
+	}
+}
