@@ -277,7 +277,10 @@ func deleteSomeRunning(ctx context.Context, client kubernetes.Interface, ns stri
 			break
 		}
 		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			if client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}) == nil {
+			// Only if still as listed: a pod that succeeded meanwhile is no
+			// running pod deleted (seen once: 19 deleted-running counted of 20).
+			pre := metav1.Preconditions{ResourceVersion: ptr.To(p.ResourceVersion)}
+			if client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1), Preconditions: &pre}) == nil {
 				count++
 			}
 		}
