@@ -330,10 +330,14 @@ func runSuites(ctx context.Context, args []string) error {
 		_ = os.Remove(progress)
 		_ = os.Setenv(harness.EnvProgressFile, progress)
 		fmt.Fprintf(os.Stderr, "jobconform: running %s on %s (%d processes); reports in %s\n", strings.Join(p.suites, " and "), orDefault(v, "the existing cluster"), p.procs, out)
+		report := filepath.Join(out, "report.json")
+		_ = os.Remove(report) // a report left by an earlier run must not stand for this one
 		stopTail := tail(progress, os.Stderr, "  | ")
 		code := runGinkgo(p.ginkgoArgs(bin, out))
 		stopTail()
-		report := filepath.Join(out, "report.json")
+		if ctx.Err() != nil {
+			return ctx.Err() // interrupted: Ginkgo stopped the suites
+		}
 		bad, err := badInput(report)
 		switch {
 		case err != nil:
