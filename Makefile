@@ -88,7 +88,7 @@ mutate:
 ## matrix: the suites (MATRIX_SUITES) against the built-in and the reference controller at
 ## every release of MATRIX_VERSIONS (each built on first use), reports in
 ## $(ARTIFACTS)/matrix/<release>/; then the release × feature matrix into README.md
-MATRIX_VERSIONS ?= v1.31.14,v1.32.13,v1.33.13,v1.34.4,v1.35.4,v1.36.3,v1.37.1
+MATRIX_VERSIONS ?= v1.31.14,v1.32.13,v1.33.13,v1.34.4,v1.35.4,v1.36.3,v1.37.2
 MATRIX_SUITES   ?= conformance,chaos
 matrix:
 	@status=0; \
