@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/scenarios/yamltypes"
 )
@@ -126,9 +127,10 @@ type Step struct {
 	// Versions limits the step to some releases (version-aware expectations):
 	// for behaviour that is no promise on other releases, never to excuse a bug.
 	Versions string `json:"versions,omitempty"`
-	// KnownBugs name upstream bugs of the releases whose built-in controller
-	// fails the step: it still fails there, and says why.
-	KnownBugs []yamltypes.KnownBug `json:"knownBugs,omitempty"`
+	// KnownBugs are IDs of scenarios/bugs (e.g. kubernetes/kubernetes#139428)
+	// whose releases' built-in controller fails the step: it still fails
+	// there, and says why.
+	KnownBugs []string `json:"knownBugs,omitempty"`
 	// Timeout bounds an await; default 60s.
 	Timeout Duration `json:"timeout,omitempty"`
 }
@@ -319,10 +321,8 @@ func (s *Scenario) Validate() error {
 		if _, err := Applies(st.Versions, "v1.31.0"); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
-		for _, b := range st.KnownBugs {
-			if _, err := Applies(b.Releases, "v1.31.0"); err != nil || b.Releases == "" || b.Bug == "" {
-				return fmt.Errorf("%s: knownBugs: give releases (a constraint like <1.36.3) and bug (what goes wrong, the upstream issue)", where)
-			}
+		if err := bugs.Check(st.KnownBugs); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		if st.Act != nil {
 			if !contains(actionKinds, st.Act.Kind) {

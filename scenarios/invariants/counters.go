@@ -6,6 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
@@ -38,7 +39,7 @@ var CountersMonotonic = Invariant{
 var ReadyNotAboveActive = Invariant{
 	Name:        "ready-not-above-active",
 	Description: "status.ready never exceeds status.active",
-	KnownBugs:   []KnownBug{{Releases: "=1.34.4", Bug: "kubernetes/kubernetes#139428, ready counted above active (as design/job-semantics.md reports it; not yet run here)"}},
+	KnownBugs:   []string{bugs.StaleStatusDuringBackoff.ID},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		for _, e := range jobEntries(ctx, t) {

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/timeline"
-	"github.com/jobconform/jobconform/scenarios/yamltypes"
 )
 
 // Context is what the checks need to know about a run besides its timeline.
@@ -85,14 +85,11 @@ type Invariant struct {
 	Description string
 	// Since is the first release the promise holds for ("" = every supported one).
 	Since string
-	// KnownBugs name releases whose built-in controller breaks the promise,
-	// and the upstream bug: the verdict says so, and stays a failure.
-	KnownBugs []KnownBug
+	// KnownBugs are IDs of scenarios/bugs whose releases' built-in
+	// controller breaks the promise: the verdict says so, and stays a failure.
+	KnownBugs []string
 	Check     func(Context, timeline.Timeline) []Violation
 }
-
-// KnownBug is an upstream bug of the built-in controller of some releases.
-type KnownBug = yamltypes.KnownBug
 
 // Result is one invariant's verdict on a run.
 type Result struct {
@@ -148,7 +145,7 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 		}
 	}
 	r.Violations = inv.Check(ctx, t)
-	if bug, ok := yamltypes.KnownBugOf(inv.KnownBugs, ctx.Version); ok {
+	if bug, ok := bugs.Of(inv.KnownBugs, ctx.Version); ok {
 		r.KnownBug = bug.Describe(ctx.Version)
 		for i := range r.Violations {
 			r.Violations[i].Message += " — " + r.KnownBug

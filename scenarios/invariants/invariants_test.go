@@ -218,16 +218,22 @@ func TestTerminatingSettles(t *testing.T) {
 	wrong := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
 	wrong.wait(5 * time.Second)
 	expectViolation(t, TerminatingSettles, Context{End: wrong.now}, wrong, "status.terminating=0 but 1 pods were terminating")
-	// Before v1.37 only the end of the run counts: a stale count in a quiet
-	// period that is later corrected passes; a stale count at the end does not.
+	// A stale count in a quiet period fails even when it is corrected later,
+	// on every release; on one with the stale-status bug the verdict names it.
 	later := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](1) })
 	later.pod("a", failed)
 	later.wait(10 * time.Second)
 	later.status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
 	later.wait(5 * time.Second)
-	expectOK(t, TerminatingSettles, Context{End: later.now, Version: "v1.34.3"}, later)
 	expectViolation(t, TerminatingSettles, Context{End: later.now, Version: "v1.37.1"}, later, "status.terminating=1 but 0 pods")
-	expectViolation(t, TerminatingSettles, Context{End: wrong.now, Version: "v1.34.3"}, wrong, "status.terminating=0 but 1 pods")
+	r := TerminatingSettles.Evaluate(Context{End: later.now, Version: "v1.34.3", Job: "j"}, later.tl)
+	if len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "kubernetes/kubernetes#139428") {
+		t.Errorf("v1.34.3: want the stale count failed, naming kubernetes/kubernetes#139428: %+v", r)
+	}
+	r = TerminatingSettles.Evaluate(Context{End: later.now, Version: "v1.36.3", Job: "j"}, later.tl)
+	if len(r.Violations) != 1 || r.KnownBug != "" {
+		t.Errorf("v1.36.3 has the fix: want the stale count failed without a bug named: %+v", r)
+	}
 	// Not settled yet (the recording ended 1s later): no verdict.
 	busy := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
 	expectOK(t, TerminatingSettles, Context{End: busy.now.Add(time.Second)}, busy)

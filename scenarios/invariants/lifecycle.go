@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
@@ -124,10 +125,7 @@ var CompletionTime = Invariant{
 var DeadlineFromStart = Invariant{
 	Name:        "deadline-from-start",
 	Description: "DeadlineExceeded comes no earlier than activeDeadlineSeconds after the Job's start (its latest resume)",
-	KnownBugs: []KnownBug{{Releases: "<1.36.0", Bug: "a Job resumed after its deadline would have passed fails at once with DeadlineExceeded: " +
-		"the resume sync checks pastActiveDeadline against the startTime kept through the suspension before it resets startTime " +
-		"(pkg/controller/job syncJob); from v1.35 startTime is cleared on suspension where the MutableSchedulingDirectivesForSuspendedJobs " +
-		"gate is on, which is by default from v1.36.0 (seen failing at v1.34.3, passing at v1.36.3 and v1.37.1; no upstream issue found)"}},
+	KnownBugs:   []string{bugs.DeadlineOnResume.ID},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var start *metav1.Time
 		var prev *batchv1.Job

@@ -10,9 +10,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
@@ -66,23 +66,14 @@ var ReplacementWaitsUnderFailed = Invariant{
 	},
 }
 
-// terminatingStrictSince is the first release whose built-in controller keeps
-// status.terminating right through every quiet period of a run. Before it
-// (seen on v1.34.3: Indexed Jobs under podReplacementPolicy=Failed) the count
-// can stay stale until the controller's next sync, e.g. the end of a backoff;
-// for those releases only the state at the end of the run is held to it.
-const terminatingStrictSince = "v1.37.0"
-
 // TerminatingSettles: once the cluster has been quiet for SettleWindow,
 // status.terminating equals the Job's pods that are being deleted and not terminal.
 var TerminatingSettles = Invariant{
 	Name:        "terminating-settles",
 	Description: "once the controller settles, status.terminating equals the observed terminating pods",
+	// Releases with it keep a stale count until a backoff ends (seen on v1.34.3).
+	KnownBugs: []string{bugs.StaleStatusDuringBackoff.ID},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
-		strict := true
-		if v, err := version.ParseSemantic(ctx.Version); err == nil && v.LessThan(version.MustParseSemantic(terminatingStrictSince)) {
-			strict = false
-		}
 		var out []Violation
 		unknown := unknownSpans(t)
 		end := recordingEnd(ctx, t)
@@ -120,9 +111,6 @@ var TerminatingSettles = Invariant{
 		for i, s := range states {
 			if i+1 < len(states) && !states[i+1].e.Time.After(s.e.Time) {
 				continue // more changes at the same moment
-			}
-			if !strict && i+1 < len(states) {
-				continue // only the final state
 			}
 			if nextChange(s.e.Time).Sub(s.e.Time) < SettleWindow || s.job.Status.Terminating == nil || inUnknownRV(unknown, s.e.Revision()) {
 				continue

@@ -61,36 +61,3 @@ func Applies(constraint, v string) (bool, error) {
 	}
 	return true, nil
 }
-
-// KnownBug is an upstream bug of the built-in Job controller of some
-// releases that breaks a promise: a run there still fails, and the verdict
-// names the bug.
-type KnownBug struct {
-	// Releases is a constraint like "<1.36.3" (Applies), each side of it
-	// learned by running there or reading that release's source.
-	Releases string `json:"releases"`
-	// Bug says what goes wrong and where, the upstream issue if there is one,
-	// and the releases that fixed it.
-	Bug string `json:"bug"`
-}
-
-// Affects tells whether release v has the bug.
-func (b KnownBug) Affects(v string) bool {
-	ok, err := Applies(b.Releases, v)
-	return err == nil && ok && v != ""
-}
-
-// Describe is the bug as a verdict names it on release v.
-func (b KnownBug) Describe(v string) string {
-	return fmt.Sprintf("known upstream bug of Kubernetes %s (%s): %s", v, b.Releases, b.Bug)
-}
-
-// KnownBugOf returns the first bug of bugs that release v has.
-func KnownBugOf(bugs []KnownBug, v string) (KnownBug, bool) {
-	for _, b := range bugs {
-		if b.Affects(v) {
-			return b, true
-		}
-	}
-	return KnownBug{}, false
-}

@@ -21,9 +21,9 @@ import (
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/timeline"
-	"github.com/jobconform/jobconform/scenarios/yamltypes"
 	"github.com/jobconform/jobconform/suites/internal/kube"
 	"github.com/jobconform/jobconform/suites/internal/recorder"
 )
@@ -337,7 +337,7 @@ func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *r
 	})
 	if err != nil {
 		res.Message = fmt.Sprintf("not reached within %s (last status: %s)", timeout, lastWhy)
-		if bug, ok := yamltypes.KnownBugOf(st.KnownBugs, version); ok {
+		if bug, ok := bugs.Of(st.KnownBugs, version); ok {
 			res.Message += " — " + bug.Describe(version)
 		}
 		return res

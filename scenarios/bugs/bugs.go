@@ -1,0 +1,96 @@
+// Package bugs lists the known upstream bugs of the built-in Job controller
+// that break a promise jobconform checks, each with the releases it affects,
+// learned by running there (or reading that release's source). A run on an
+// affected release still fails: the verdict names the bug, so a user sees at
+// once "your release has bug X, fixed in Y". Steps (knownBugs in a scenario)
+// and invariants (Invariant.KnownBugs) refer to bugs by ID.
+package bugs
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jobconform/jobconform/scenarios/yamltypes"
+)
+
+// Bug is one upstream bug.
+type Bug struct {
+	// ID is the upstream issue, e.g. kubernetes/kubernetes#139428, or a
+	// short name where none was found.
+	ID string
+	// Releases is a constraint like "<1.36.3" (yamltypes.Applies).
+	Releases string
+	// What goes wrong and where, and which releases fixed it.
+	What string
+}
+
+// The known bugs.
+var (
+	// StaleStatusDuringBackoff: manageJob returns active=0 while the
+	// pod-failure backoff defers a replacement.
+	StaleStatusDuringBackoff = Bug{
+		ID:       "kubernetes/kubernetes#139428",
+		Releases: "<1.36.3",
+		What: "while the pod-failure backoff defers a replacement, manageJob returns active=0, so the status write " +
+			"(active=0 beside ready>0) is rejected by the apiserver from 1.32 on (written as it is on 1.31, whose validation is off) " +
+			"and the status (active, terminating, failed) stays stale until the backoff ends; fixed by #139457 in v1.37.0 and v1.36.3, " +
+			"merged for 1.35 and 1.34 (#139751, #139752) but in no release the Go module proxy serves (v1.35.4 and v1.34.4 lack it), " +
+			"not for 1.33",
+	}
+	// DeadlineOnResume: the deadline counted from the startTime kept
+	// through a suspension.
+	DeadlineOnResume = Bug{
+		ID:       "deadline-on-resume (no upstream issue found)",
+		Releases: "<1.36.0",
+		What: "a Job resumed after its deadline would have passed fails at once with DeadlineExceeded: the resume sync checks " +
+			"pastActiveDeadline against the startTime kept through the suspension before it resets startTime (pkg/controller/job " +
+			"syncJob); from v1.35 startTime is cleared on suspension where the MutableSchedulingDirectivesForSuspendedJobs gate is " +
+			"on, which it is by default from v1.36.0",
+	}
+)
+
+// All is every known bug, by ID.
+var All = map[string]Bug{}
+
+func init() {
+	for _, b := range []Bug{StaleStatusDuringBackoff, DeadlineOnResume} {
+		All[b.ID] = b
+	}
+}
+
+// Affects tells whether release v has the bug.
+func (b Bug) Affects(v string) bool {
+	ok, err := yamltypes.Applies(b.Releases, v)
+	return err == nil && ok && v != ""
+}
+
+// Describe is the bug as a verdict on release v names it.
+func (b Bug) Describe(v string) string {
+	return fmt.Sprintf("known upstream bug of Kubernetes %s (%s, releases %s): %s", v, b.ID, b.Releases, b.What)
+}
+
+// Of returns the first of the bugs named by ids that release v has.
+func Of(ids []string, v string) (Bug, bool) {
+	for _, id := range ids {
+		if b, ok := All[id]; ok && b.Affects(v) {
+			return b, true
+		}
+	}
+	return Bug{}, false
+}
+
+// Check reports an ID that names no known bug.
+func Check(ids []string) error {
+	for _, id := range ids {
+		if _, ok := All[id]; !ok {
+			var known []string
+			for k := range All {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return fmt.Errorf("knownBugs: %q is not a known bug (scenarios/bugs: %s)", id, strings.Join(known, "; "))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package bugs
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jobconform/jobconform/scenarios/yamltypes"
+)
+
+func TestOf(t *testing.T) {
+	ids := []string{StaleStatusDuringBackoff.ID, DeadlineOnResume.ID}
+	for v, want := range map[string]string{
+		"v1.31.14": "#139428", "v1.36.2": "#139428", "v1.36.3": "", "v1.37.1": "", "": "",
+	} {
+		b, ok := Of(ids, v)
+		if (want == "") == ok || !strings.Contains(b.ID, want) {
+			t.Errorf("%q: got %+v, %v; want %q", v, b, ok, want)
+		}
+	}
+	if b, ok := Of([]string{DeadlineOnResume.ID}, "v1.35.4"); !ok || b.ID != DeadlineOnResume.ID {
+		t.Errorf("v1.35.4 has the deadline bug: %+v %v", b, ok)
+	}
+	if got := StaleStatusDuringBackoff.Describe("v1.34.3"); !strings.HasPrefix(got, "known upstream bug of Kubernetes v1.34.3 (kubernetes/kubernetes#139428, releases <1.36.3): ") {
+		t.Errorf("Describe = %q", got)
+	}
+}
+
+func TestEveryBugIsWellFormed(t *testing.T) {
+	for id, b := range All {
+		if id != b.ID || b.What == "" || b.Releases == "" {
+			t.Errorf("%q: %+v", id, b)
+		}
+		if _, err := yamltypes.Applies(b.Releases, "v1.31.0"); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	if err := Check([]string{"kubernetes/kubernetes#1"}); err == nil || !strings.Contains(err.Error(), "kubernetes/kubernetes#139428") {
+		t.Errorf("an unknown ID: %v", err)
+	}
+}
