@@ -41,9 +41,9 @@ var (
 	// DeadlineOnResume: the deadline counted from the startTime kept
 	// through a suspension.
 	DeadlineOnResume = Bug{
-		ID:       "deadline-on-resume (no upstream issue found)",
+		ID:       "deadline-on-resume",
 		Releases: "<1.36.0",
-		What: "a Job resumed after its deadline would have passed fails at once with DeadlineExceeded: the resume sync checks " +
+		What: "(no upstream issue found) a Job resumed after its deadline would have passed fails at once with DeadlineExceeded: the resume sync checks " +
 			"pastActiveDeadline against the startTime kept through the suspension before it resets startTime (pkg/controller/job " +
 			"syncJob); from v1.35 startTime is cleared on suspension where the MutableSchedulingDirectivesForSuspendedJobs gate is " +
 			"on, which it is by default from v1.36.0",
