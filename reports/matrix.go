@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +42,8 @@ func WriteMatrix(w io.Writer, runs []Run) error {
 			if r.Verdict == "FAIL" {
 				first := strings.TrimSpace(strings.Join(r.Failures, "\n"))
 				first, _, _ = strings.Cut(first, "\n")
+				// A named bug is named by its ID and releases; scenarios/bugs says the rest.
+				first = bugDetail.ReplaceAllString(first, "$1")
 				notes = append(notes, fmt.Sprintf("%s %s, %s: %s", ctl, r.Version, r.Scenario, first))
 				note = len(notes)
 			}
@@ -83,6 +86,8 @@ func WriteMatrix(w io.Writer, runs []Run) error {
 	}
 	return nil
 }
+
+var bugDetail = regexp.MustCompile(`(known upstream bug of Kubernetes \S+ \([^)]*\)): .*$`)
 
 func sortedKeys(m map[string]bool) []string {
 	var out []string

@@ -8,7 +8,7 @@ import (
 func TestWriteMatrix(t *testing.T) {
 	runs := []Run{
 		{Scenario: "a", Controller: "builtin", Version: "v1.34.3", Features: []string{"suspend", "deadline"}, Verdict: "FAIL",
-			Failures: []string{"invariant deadline-from-start at 10:00:00.000 (known upstream bug X, fixed in v1.35.0): failed at once\nmore"}},
+			Failures: []string{"invariant deadline-from-start at 10:00:00.000: failed at once — known upstream bug of Kubernetes v1.34.3 (X, releases <1.36.0): what goes wrong\nmore"}},
 		{Scenario: "b", Controller: "builtin", Version: "v1.34.3", Features: []string{"suspend"}, Verdict: "PASS"},
 		{Scenario: "c", Controller: "builtin", Version: "v1.34.3", Features: []string{"managedBy"}, Verdict: "skip"},
 		{Scenario: "a", Controller: "builtin", Version: "v1.9.0", Features: []string{"suspend", "deadline"}, Verdict: "PASS"},
@@ -22,7 +22,7 @@ func TestWriteMatrix(t *testing.T) {
 	for _, want := range []string{
 		"| release | deadline | managedBy | suspend |",
 		"| v1.9.0 | pass (1) | n/a | pass (1) |\n| v1.34.3 | **FAIL** [1] | n/a | **FAIL** [1] |",
-		"1. builtin v1.34.3, a: invariant deadline-from-start at 10:00:00.000 (known upstream bug X, fixed in v1.35.0): failed at once\n",
+		"1. builtin v1.34.3, a: invariant deadline-from-start at 10:00:00.000: failed at once — known upstream bug of Kubernetes v1.34.3 (X, releases <1.36.0)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("matrix lacks %q:\n%s", want, got)
