@@ -84,6 +84,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", os.Args[1], usage)
 		os.Exit(2)
 	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h: the flags were printed
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jobconform:", err)
 		if errors.Is(err, context.Canceled) {
