@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/yamltypes"
 )
 
@@ -60,6 +62,14 @@ func Schema() ([]byte, error) {
 	}
 	if st, ok := s.Definitions[r.Namer(reflect.TypeOf(Step{}))]; ok {
 		st.OneOf = []*jsonschema.Schema{{Required: []string{"await"}}, {Required: []string{"act"}}, {Required: []string{"chaos"}}}
+		if kb, ok := st.Properties.Get("knownBugs"); ok && kb.Items != nil {
+			var ids []string
+			for id := range bugs.All {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
+			kb.Items.Enum = anySlice(ids)
+		}
 	}
 	return json.MarshalIndent(s, "", "  ")
 }
