@@ -26,6 +26,10 @@ type Context struct {
 	Job string
 	// Version is the cluster's Kubernetes release (vX.Y.Z), for version-aware checks.
 	Version string
+	// BuiltIn: the controller under test is the built-in one, so the known
+	// upstream bugs of its release (scenarios/bugs) explain its violations;
+	// another controller's violations are its own.
+	BuiltIn bool
 	// Finalizer is the tracking finalizer of the controller under test
 	// (batch.kubernetes.io/job-tracking for the built-in one).
 	Finalizer string
@@ -145,7 +149,7 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 		}
 	}
 	r.Violations = inv.Check(ctx, t)
-	if bug, ok := bugs.Of(inv.KnownBugs, ctx.Version); ok {
+	if bug, ok := bugs.Of(inv.KnownBugs, ctx.Version); ok && ctx.BuiltIn {
 		r.KnownBug = bug.Describe(ctx.Version)
 		for i := range r.Violations {
 			r.Violations[i].Message += " — " + r.KnownBug

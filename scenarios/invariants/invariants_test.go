@@ -136,9 +136,15 @@ func TestReadyNotAboveActive(t *testing.T) {
 	expectViolation(t, ReadyNotAboveActive, Context{}, bad, "ready=2 > active=1")
 	expectOK(t, ReadyNotAboveActive, Context{}, newBuilder().status(func(s *batchv1.JobStatus) { s.Active = 2; s.Ready = ptr.To[int32](2) }))
 	// A release with a known upstream bug is not exempt: it fails, naming the bug.
-	r := ReadyNotAboveActive.Evaluate(Context{Job: "j", Version: "v1.34.4"}, bad.tl)
+	r := ReadyNotAboveActive.Evaluate(Context{Job: "j", Version: "v1.34.4", BuiltIn: true}, bad.tl)
 	if len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "kubernetes/kubernetes#139428") {
 		t.Fatalf("v1.34.4 must fail, naming its known bug: %+v", r)
+	}
+	// The bug is the built-in controller's: another controller on that
+	// release fails without it named.
+	r = ReadyNotAboveActive.Evaluate(Context{Job: "j", Version: "v1.34.4"}, bad.tl)
+	if len(r.Violations) != 1 || r.KnownBug != "" || strings.Contains(r.Violations[0].Message, "known upstream bug") {
+		t.Fatalf("an external controller on v1.34.4 must fail without the built-in's bug named: %+v", r)
 	}
 }
 
@@ -226,11 +232,11 @@ func TestTerminatingSettles(t *testing.T) {
 	later.status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
 	later.wait(5 * time.Second)
 	expectViolation(t, TerminatingSettles, Context{End: later.now, Version: "v1.37.1"}, later, "status.terminating=1 but 0 pods")
-	r := TerminatingSettles.Evaluate(Context{End: later.now, Version: "v1.34.3", Job: "j"}, later.tl)
+	r := TerminatingSettles.Evaluate(Context{End: later.now, Version: "v1.34.3", Job: "j", BuiltIn: true}, later.tl)
 	if len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "kubernetes/kubernetes#139428") {
 		t.Errorf("v1.34.3: want the stale count failed, naming kubernetes/kubernetes#139428: %+v", r)
 	}
-	r = TerminatingSettles.Evaluate(Context{End: later.now, Version: "v1.36.3", Job: "j"}, later.tl)
+	r = TerminatingSettles.Evaluate(Context{End: later.now, Version: "v1.36.3", Job: "j", BuiltIn: true}, later.tl)
 	if len(r.Violations) != 1 || r.KnownBug != "" {
 		t.Errorf("v1.36.3 has the fix: want the stale count failed without a bug named: %+v", r)
 	}

@@ -259,12 +259,12 @@ func TestDeadlineFromStartAtResumeRequest(t *testing.T) {
 	})
 	expectViolation(t, DeadlineFromStart, Context{}, b, "before activeDeadlineSeconds=6 had passed")
 	// A release known to do this still fails, and the verdict names it.
-	r := DeadlineFromStart.Evaluate(Context{Job: "j", Version: "v1.34.3"}, b.tl)
+	r := DeadlineFromStart.Evaluate(Context{Job: "j", Version: "v1.34.3", BuiltIn: true}, b.tl)
 	if len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "known upstream bug of Kubernetes v1.34.3 (deadline-on-resume, releases <1.36.0)") {
 		t.Fatalf("v1.34.3 must fail, naming the known behaviour: %+v", r)
 	}
 	// A release past the fix fails too (it broke the promise), but names no bug.
-	r = DeadlineFromStart.Evaluate(Context{Job: "j", Version: "v1.36.3"}, b.tl)
+	r = DeadlineFromStart.Evaluate(Context{Job: "j", Version: "v1.36.3", BuiltIn: true}, b.tl)
 	if len(r.Violations) != 1 || r.KnownBug != "" || strings.Contains(r.Violations[0].Message, "known upstream bug") {
 		t.Fatalf("v1.36.3 must fail without naming the bug it does not have: %+v", r)
 	}
