@@ -121,23 +121,25 @@ func TestRunRefusesBadInput(t *testing.T) {
 		name string
 		args []string
 		want string
+		env  []string
 	}{
-		{"unknown controller", []string{"--controllers", "builtin,mine"}, `unknown controller "mine" (use builtin, reference, external)`},
-		{"unknown provider", []string{"--provider", "minikube"}, `--provider "minikube": use one of existing, kind, local`},
-		{"not a release", []string{"--k8s-version", "1.37"}, "not a release like v1.37.1"},
-		{"unknown suite", []string{"--suites", "soak"}, `unknown suite "soak"`},
-		{"external without name", []string{"--controllers", "external"}, "give --external-managed-by"},
-		{"no scenarios in directory", []string{"--scenarios", empty}, "holds no scenario"},
-		{"missing directory", []string{"--scenarios", filepath.Join(dir, "nope")}, "no such file or directory"},
-		{"filter selects nothing", []string{"--label-filter", "teleport"}, "the filters select no scenario"},
-		{"bad label filter", []string{"--label-filter", "a &&"}, "--label-filter"},
-		{"unreachable kubeconfig", []string{"--kubeconfig", unreachable}, "unreachable"},
-		{"unknown flag", []string{"--colour"}, "flag provided but not defined: -colour"},
+		{"unknown controller", []string{"--controllers", "builtin,mine"}, `unknown controller "mine" (use builtin, reference, external)`, nil},
+		{"unknown provider", []string{"--provider", "minikube"}, `--provider "minikube": use one of existing, kind, local`, nil},
+		{"not a release", []string{"--k8s-version", "1.37"}, "not a release like v1.37.1", nil},
+		{"unknown suite", []string{"--suites", "soak"}, `unknown suite "soak"`, nil},
+		{"external without name", []string{"--controllers", "external"}, "give --external-managed-by", nil},
+		{"no scenarios in directory", []string{"--scenarios", empty}, "holds no scenario", nil},
+		{"missing directory", []string{"--scenarios", filepath.Join(dir, "nope")}, "no such file or directory", nil},
+		{"filter selects nothing", []string{"--label-filter", "teleport"}, "the filters select no scenario", nil},
+		{"bad label filter", []string{"--label-filter", "a &&"}, "--label-filter", nil},
+		{"unreachable kubeconfig", []string{"--kubeconfig", unreachable}, "unreachable", nil},
+		{"unknown flag", []string{"--colour"}, "flag provided but not defined: -colour", nil},
+		{"scenarios from the environment", nil, "holds no scenario", []string{"JOBCONFORM_SCENARIOS=" + empty}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			artifacts := filepath.Join(t.TempDir(), "artifacts")
 			cmd := exec.Command(bin, append([]string{"run", "--artifacts", artifacts}, c.args...)...)
-			cmd.Env = cleanEnv()
+			cmd.Env = cleanEnv(c.env...)
 			out, code := exitCode(t, cmd)
 			if code != 2 || !strings.Contains(out, c.want) {
 				t.Errorf("exit code %d, output:\n%s\nwant exit code 2 and %q", code, out, c.want)

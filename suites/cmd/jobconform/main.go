@@ -99,11 +99,11 @@ func main() {
 	}
 }
 
-// versionsFlag collects repeated --k8s-version values.
-type versionsFlag []string
+// stringsFlag collects a repeatable flag's values (--k8s-version, --scenarios).
+type stringsFlag []string
 
-func (v *versionsFlag) String() string     { return strings.Join(*v, ",") }
-func (v *versionsFlag) Set(s string) error { *v = append(*v, s); return nil }
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 func defaultVersion() string {
 	if v := os.Getenv(k8sbin.VersionEnv); v != "" {
@@ -114,13 +114,13 @@ func defaultVersion() string {
 
 func build(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("build", flag.ContinueOnError)
-	var versions versionsFlag
+	var versions stringsFlag
 	fs.Var(&versions, "k8s-version", "Kubernetes release to build (repeatable; default $"+k8sbin.VersionEnv+" or "+k8sbin.DefaultVersion+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if len(versions) == 0 {
-		versions = versionsFlag{defaultVersion()}
+		versions = stringsFlag{defaultVersion()}
 	}
 	b := &k8sbin.Builder{Progress: os.Stderr}
 	for _, v := range versions {
@@ -142,19 +142,11 @@ func clusterFlags(fs *flag.FlagSet) *clusterpkg.Config {
 	fs.StringVar(&cfg.Version, "k8s-version", defaultVersion(), "Kubernetes release")
 	fs.IntVar(&cfg.Nodes, "nodes", 3, "nodes (on the local provider each is lost and returned alone)")
 	fs.Func("feature-gates", "feature gates for every component, e.g. JobManagedBy=false,JobPodReplacementPolicy=true", func(s string) error {
-		gates, err := parseGates(s)
+		gates, err := harness.ParseGates(s)
 		cfg.FeatureGates = gates
 		return err
 	})
 	return cfg
-}
-
-func parseGates(s string) (map[string]bool, error) {
-	gates, err := harness.ParseGates(s)
-	if gates == nil {
-		gates = map[string]bool{}
-	}
-	return gates, err
 }
 
 func cluster(ctx context.Context, args []string) error {

@@ -16,18 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-func TestParseGates(t *testing.T) {
-	g, err := parseGates("A=true, B=false,")
-	if err != nil || len(g) != 2 || !g["A"] || g["B"] {
-		t.Fatalf("parseGates = %v, %v", g, err)
-	}
-	for _, bad := range []string{"A", "A=yes", "=true"} {
-		if _, err := parseGates(bad); err == nil {
-			t.Errorf("parseGates(%q) accepted", bad)
-		}
-	}
-}
-
 // childrenOf lists the pids whose parent is pid, from /proc.
 func childrenOf(pid int) []int {
 	var out []int

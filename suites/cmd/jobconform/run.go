@@ -24,6 +24,7 @@ import (
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/suites/chaos"
 	clusterpkg "github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
@@ -33,13 +34,10 @@ import (
 // The suites jobconform run knows, in the order it runs them.
 var suiteNames = []string{"conformance", "chaos"}
 
-// chaosSeedEnv is the chaos suite's seed variable (suites/chaos.SeedEnv).
-const chaosSeedEnv = "JOBCONFORM_CHAOS_SEED"
-
 // runConfig is what jobconform run was asked to do. Every flag's default is
 // the environment variable the suites read, so both ways keep working.
 type runConfig struct {
-	versions     versionsFlag
+	versions     stringsFlag
 	provider     string
 	kubeconfig   string
 	controllers  string
@@ -58,12 +56,6 @@ type runConfig struct {
 	gates        string
 }
 
-// stringsFlag collects a repeatable flag's values.
-type stringsFlag []string
-
-func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
-func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
-
 func runFlags(fs *flag.FlagSet) *runConfig {
 	c := &runConfig{}
 	fs.Var(&c.versions, "k8s-version", "Kubernetes release of the local cluster (repeatable: each release is a run of its own; default $"+k8sbin.VersionEnv+" or "+k8sbin.DefaultVersion+")")
@@ -77,7 +69,7 @@ func runFlags(fs *flag.FlagSet) *runConfig {
 	fs.StringVar(&c.labelFilter, "label-filter", "", "Ginkgo label filter over scenario features, e.g. 'podReplacementPolicy || suspend'")
 	fs.StringVar(&c.focus, "focus", "", "run only specs whose name matches this regular expression, e.g. 'reference.*eviction'")
 	fs.IntVar(&c.procs, "procs", 6, "parallel Ginkgo processes (scenarios mostly wait on pods, so more than the cores pay off)")
-	fs.StringVar(&c.seed, "chaos-seed", os.Getenv(chaosSeedEnv), "seed of the chaos suite's random choices (default: from the clock; printed)")
+	fs.StringVar(&c.seed, "chaos-seed", os.Getenv(chaos.SeedEnv), "seed of the chaos suite's random choices (default: from the clock; printed)")
 	fs.StringVar(&c.artifacts, "artifacts", artifactsDir(), "directory for JUnit, Ginkgo JSON, report.html and summary.md (default $ARTIFACTS or _artifacts)")
 	fs.Var(&c.scenarioDirs, "scenarios", "directory of your own scenario files (*.yaml; repeatable; default $"+harness.EnvScenarios+")")
 	fs.BoolVar(&c.builtin, "builtin-scenarios", os.Getenv(harness.EnvBuiltinScenarios) != "false", "run jobconform's own catalog too (false: only --scenarios)")
@@ -198,9 +190,16 @@ func (c *runConfig) check(ctx context.Context) (*plan, error) {
 		p.suites = append(p.suites, s)
 	}
 
-	// The scenarios, and which of them the filters select.
-	for _, d := range c.scenarioDirs {
-		p.dirs = append(p.dirs, abs(d))
+	// The scenarios, and which of them the filters select. Without
+	// --scenarios, $JOBCONFORM_SCENARIOS names them (as for the suites).
+	dirs := []string(c.scenarioDirs)
+	if len(dirs) == 0 {
+		dirs = filepath.SplitList(os.Getenv(harness.EnvScenarios))
+	}
+	for _, d := range dirs {
+		if d != "" {
+			p.dirs = append(p.dirs, abs(d))
+		}
 	}
 	if !c.builtin && len(p.dirs) == 0 {
 		return nil, errors.New("--builtin-scenarios=false and no --scenarios: there is no scenario to run")
@@ -435,7 +434,7 @@ func (p *plan) setEnv(bin string) error {
 		harness.EnvScenarios:        strings.Join(p.dirs, string(os.PathListSeparator)),
 		harness.EnvBuiltinScenarios: strconv.FormatBool(p.builtin),
 		harness.EnvFeatureGates:     p.gates,
-		chaosSeedEnv:                p.seed,
+		chaos.SeedEnv:               p.seed,
 	}
 	if p.provider == "existing" {
 		env[harness.EnvProvider] = "" // the harness infers it from the kubeconfig

@@ -80,3 +80,15 @@ func TestSetupReportsAnUnreachableCluster(t *testing.T) {
 		t.Fatalf("missing kubeconfig: %v", err)
 	}
 }
+
+func TestParseGates(t *testing.T) {
+	g, err := ParseGates("A=true, B=false,")
+	if err != nil || len(g) != 2 || !g["A"] || g["B"] {
+		t.Fatalf("ParseGates = %v, %v", g, err)
+	}
+	for _, bad := range []string{"A", "A=yes", "=true"} {
+		if _, err := ParseGates(bad); err == nil {
+			t.Errorf("ParseGates(%q) accepted", bad)
+		}
+	}
+}
