@@ -224,32 +224,50 @@ func Load(fsys fs.FS) ([]*Scenario, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i, doc := range bytes.Split(data, []byte("\n---\n")) {
-			if len(bytes.TrimSpace(doc)) == 0 {
-				continue
-			}
-			s, err := Parse(doc)
-			where := f
-			if i > 0 {
-				where = fmt.Sprintf("%s (document %d)", f, i+1)
-			}
-			if err != nil {
-				errs = append(errs, where+": "+err.Error())
-				continue
-			}
-			if prev, dup := names[s.Name]; dup {
-				errs = append(errs, fmt.Sprintf("%s: scenario name %q is also used in %s", where, s.Name, prev))
-				continue
-			}
-			names[s.Name] = where
-			s.File = path.Base(f)
-			out = append(out, s)
+		got, ferrs := ParseFile(data, f, names)
+		for _, err := range ferrs {
+			errs = append(errs, f+": "+err.Error())
 		}
+		for _, s := range got {
+			s.File = path.Base(f)
+		}
+		out = append(out, got...)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid scenarios:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return out, nil
+}
+
+// ParseFile reads the scenario documents of one file (separated by ---),
+// named file in errors. names maps the scenario names seen so far to where
+// (a run refuses one name twice) and gains this file's. Errors come one per
+// document that is wrong; the scenarios are the documents that are not.
+func ParseFile(data []byte, file string, names map[string]string) ([]*Scenario, []error) {
+	var out []*Scenario
+	var errs []error
+	docs := bytes.Split(data, []byte("\n---\n"))
+	for i, doc := range docs {
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		where, prefix := file, ""
+		if len(docs) > 1 {
+			where, prefix = fmt.Sprintf("%s (document %d)", file, i+1), fmt.Sprintf("document %d: ", i+1)
+		}
+		s, err := Parse(doc)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s%w", prefix, err))
+			continue
+		}
+		if prev, dup := names[s.Name]; dup {
+			errs = append(errs, fmt.Errorf("%sscenario name %q is also used in %s", prefix, s.Name, prev))
+			continue
+		}
+		names[s.Name] = where
+		out = append(out, s)
+	}
+	return out, errs
 }
 
 // Parse reads one scenario document (unknown fields are errors) and validates it.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -75,32 +74,20 @@ func validateFile(path string, names map[string]string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	all, errs := scenarios.ParseFile(data, path, names)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	if len(all) == 0 {
+		return nil, errors.New("no scenario in this file")
+	}
 	var got []string
-	docs := bytes.Split(data, []byte("\n---\n"))
-	for i, doc := range docs {
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		where := ""
-		if len(docs) > 1 {
-			where = fmt.Sprintf("document %d: ", i+1)
-		}
-		s, err := scenarios.Parse(doc)
-		if err != nil {
-			return nil, fmt.Errorf("%s%v", where, err)
-		}
-		if prev, dup := names[s.Name]; dup {
-			return nil, fmt.Errorf("%sscenario name %q is also used in %s", where, s.Name, prev)
-		}
-		names[s.Name] = path
+	for _, s := range all {
 		suite := "conformance"
 		if s.HasChaos() {
 			suite = "chaos"
 		}
 		got = append(got, s.Name+" ("+suite+")")
-	}
-	if len(got) == 0 {
-		return nil, errors.New("no scenario in this file")
 	}
 	return got, nil
 }
