@@ -5,8 +5,9 @@ import (
 	"io"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // WriteMatrix writes the release matrix of runs as Markdown: for each
@@ -15,19 +16,36 @@ import (
 // when none applied (all skipped: a promise that release or controller does
 // not make), or "FAIL [k]" with a footnote per failed run naming the scenario
 // and its first failure (which names the upstream bug where one is known).
-// Negative controls (controllers broken on purpose) are left out.
+// Negative controls (controllers broken on purpose) are left out. A first
+// line names the releases and the suites their runs come from.
 func WriteMatrix(w io.Writer, runs []Run) error {
 	runs, _ = split(runs)
 	features := map[string]bool{}
 	controllers := map[string]bool{}
+	suitesOf := map[string]map[string]bool{}
 	for _, r := range runs {
 		controllers[r.Controller] = true
+		if suitesOf[r.Version] == nil {
+			suitesOf[r.Version] = map[string]bool{}
+		}
+		if r.Suite != "" {
+			suitesOf[r.Version][strings.TrimPrefix(r.Suite, "jobconform ")] = true
+		}
 		for _, f := range r.Features {
 			if f != "chaos" {
 				features[f] = true
 			}
 		}
 	}
+	var releases []string
+	for _, v := range sortVersions(keysOf(suitesOf)) {
+		if suites := sortedKeys(suitesOf[v]); len(suites) > 0 {
+			releases = append(releases, v+" ("+strings.Join(suites, ", ")+")")
+		} else {
+			releases = append(releases, v)
+		}
+	}
+	fmt.Fprintf(w, "From %d runs: %s.\n", len(runs), strings.Join(releases, "; "))
 	cols := sortedKeys(features)
 	var notes []string
 	for _, ctl := range sortedKeys(controllers) {
@@ -90,32 +108,28 @@ func WriteMatrix(w io.Writer, runs []Run) error {
 var bugDetail = regexp.MustCompile(`(known upstream bug of Kubernetes \S+ \([^)]*\)): .*$`)
 
 func sortedKeys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
+	out := keysOf(m)
 	sort.Strings(out)
 	return out
 }
 
-// sortVersions orders releases like v1.9.0 < v1.31.14 < v1.37.1.
-func sortVersions(vs []string) []string {
-	num := func(v string) []int {
-		var out []int
-		for _, p := range strings.Split(strings.TrimPrefix(v, "v"), ".") {
-			n, _ := strconv.Atoi(p)
-			out = append(out, n)
-		}
-		return out
+func keysOf[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
 	}
+	return out
+}
+
+// sortVersions orders releases by version (v1.9.0 < v1.31.14), not as text.
+func sortVersions(vs []string) []string {
 	sort.SliceStable(vs, func(i, j int) bool {
-		a, b := num(vs[i]), num(vs[j])
-		for k := 0; k < len(a) && k < len(b); k++ {
-			if a[k] != b[k] {
-				return a[k] < b[k]
-			}
+		a, errA := version.ParseGeneric(vs[i])
+		b, errB := version.ParseGeneric(vs[j])
+		if errA != nil || errB != nil {
+			return vs[i] < vs[j]
 		}
-		return len(a) < len(b)
+		return a.LessThan(b)
 	})
 	return vs
 }

@@ -7,11 +7,11 @@ import (
 
 func TestWriteMatrix(t *testing.T) {
 	runs := []Run{
-		{Scenario: "a", Controller: "builtin", Version: "v1.34.3", Features: []string{"suspend", "deadline"}, Verdict: "FAIL",
+		{Scenario: "a", Suite: "jobconform conformance", Controller: "builtin", Version: "v1.34.3", Features: []string{"suspend", "deadline"}, Verdict: "FAIL",
 			Failures: []string{"invariant deadline-from-start at 10:00:00.000: failed at once — known upstream bug of Kubernetes v1.34.3 (X, releases <1.36.0): what goes wrong\nmore"}},
-		{Scenario: "b", Controller: "builtin", Version: "v1.34.3", Features: []string{"suspend"}, Verdict: "PASS"},
+		{Scenario: "b", Suite: "jobconform chaos", Controller: "builtin", Version: "v1.34.3", Features: []string{"suspend"}, Verdict: "PASS"},
 		{Scenario: "c", Controller: "builtin", Version: "v1.34.3", Features: []string{"managedBy"}, Verdict: "skip"},
-		{Scenario: "a", Controller: "builtin", Version: "v1.9.0", Features: []string{"suspend", "deadline"}, Verdict: "PASS"},
+		{Scenario: "a", Suite: "jobconform conformance", Controller: "builtin", Version: "v1.9.0", Features: []string{"suspend", "deadline"}, Verdict: "PASS"},
 		{Scenario: "a", Controller: "broken", Version: "v1.9.0", Features: []string{"suspend"}, Verdict: "FAIL", Faults: []string{"x"}},
 	}
 	var b strings.Builder
@@ -20,6 +20,7 @@ func TestWriteMatrix(t *testing.T) {
 	}
 	got := b.String()
 	for _, want := range []string{
+		"From 4 runs: v1.9.0 (conformance); v1.34.3 (chaos, conformance).\n",
 		"| release | deadline | managedBy | suspend |",
 		"| v1.9.0 | pass (1) | n/a | pass (1) |\n| v1.34.3 | **FAIL** [1] | n/a | **FAIL** [1] |",
 		"1. builtin v1.34.3, a: invariant deadline-from-start at 10:00:00.000: failed at once — known upstream bug of Kubernetes v1.34.3 (X, releases <1.36.0)\n",
