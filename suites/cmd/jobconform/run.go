@@ -368,6 +368,9 @@ func runSuites(ctx context.Context, args []string) error {
 	if failed > 0 {
 		return fmt.Errorf("%d specs failed: the controllers under test broke promises (see the report)", failed)
 	}
+	if err := unjudged(runs); err != nil {
+		return err
+	}
 	return errors.Join(runErrs...)
 }
 
@@ -552,6 +555,40 @@ func badInput(path string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// unjudged reports a controller under test of which every run skipped (e.g.
+// a delegated controller on a cluster that drops spec.managedBy): a run that
+// judged nothing must not read as a pass.
+func unjudged(runs []reports.Run) error {
+	judged, why := map[string]int{}, map[string]string{}
+	for _, r := range runs {
+		if r.Control() || r.Controller == "" {
+			continue
+		}
+		judged[r.Controller] += 0 // known, judged or not
+		if r.Verdict != "skip" {
+			judged[r.Controller]++
+		} else if why[r.Controller] == "" {
+			why[r.Controller] = r.Skipped
+		}
+	}
+	var errs []error
+	for _, c := range sortedNames(judged) {
+		if judged[c] == 0 {
+			errs = append(errs, fmt.Errorf("no verdict on %s: every run of it was skipped (%s)", c, why[c]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sortedNames(m map[string]int) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // printVerdicts writes a verdict table per release and suite, then each
