@@ -250,3 +250,32 @@ func shellWord(s string) string {
 func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
 }
+
+// Target says how pods meet the nodes that run them. kwok nodes read only the
+// annotations, so the zero value changes nothing; a real kubelet runs the
+// script in Image.
+type Target struct {
+	// Image replaces the busybox image (a local image on nodes that pull nothing).
+	Image string
+	// PullPolicy, when set, is every container's imagePullPolicy.
+	PullPolicy corev1.PullPolicy
+	// HostNetwork puts pods on the node's network (nodes with no pod network).
+	HostNetwork bool
+}
+
+// Adapt makes the pods of tmpl runnable on t's nodes. Nothing it changes is
+// read by a Job controller.
+func (t Target) Adapt(tmpl *corev1.PodTemplateSpec) {
+	if t.HostNetwork {
+		tmpl.Spec.HostNetwork = true
+	}
+	for i := range tmpl.Spec.Containers {
+		c := &tmpl.Spec.Containers[i]
+		if t.Image != "" && c.Image == Image {
+			c.Image = t.Image
+		}
+		if t.PullPolicy != "" {
+			c.ImagePullPolicy = t.PullPolicy
+		}
+	}
+}

@@ -116,6 +116,7 @@ func build(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("build", flag.ContinueOnError)
 	var versions stringsFlag
 	fs.Var(&versions, "k8s-version", "Kubernetes release to build (repeatable; default $"+k8sbin.VersionEnv+" or "+k8sbin.DefaultVersion+")")
+	kubelet := fs.Bool("kubelet", false, "build the kubelet too (for kubelet nodes)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -129,8 +130,15 @@ func build(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Printf("Kubernetes %s (etcd %s, kwok %s):\n", set.Version, set.EtcdVersion, k8sbin.KwokVersion)
-		for _, bin := range []k8sbin.Binary{k8sbin.APIServer, k8sbin.ControllerManager, k8sbin.Scheduler, k8sbin.Kubectl, k8sbin.Etcd, k8sbin.Kwok} {
+		for _, bin := range []k8sbin.Binary{k8sbin.APIServer, k8sbin.ControllerManager, k8sbin.Scheduler, k8sbin.Etcd, k8sbin.Kwok} {
 			fmt.Printf("  %-24s %s\n", bin, set.Path(bin))
+		}
+		if *kubelet {
+			path, err := b.EnsureKubelet(ctx, v)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("  %-24s %s\n", k8sbin.Kubelet, path)
 		}
 	}
 	return nil

@@ -27,7 +27,7 @@ const (
 	APIServer         Binary = "kube-apiserver"
 	ControllerManager Binary = "kube-controller-manager"
 	Scheduler         Binary = "kube-scheduler"
-	Kubectl           Binary = "kubectl" // for people poking at a cluster; the harness itself uses client-go
+	Kubelet           Binary = "kubelet" // built only for kubelet nodes (EnsureKubelet)
 	Kwok              Binary = "kwok"
 )
 
@@ -101,11 +101,19 @@ func (b *Builder) Ensure(ctx context.Context, v string) (*Set, error) {
 	set := &Set{Version: v, paths: map[Binary]string{}}
 
 	kdir := filepath.Join(root, "kubernetes", v)
-	k8sBins := []Binary{APIServer, ControllerManager, Scheduler, Kubectl}
+	// No kubectl: nothing the harness runs needs it (the harness uses client-go),
+	// and it costs minutes of a cold start.
+	k8sBins := []Binary{APIServer, ControllerManager, Scheduler}
 	for _, bin := range k8sBins {
 		set.paths[bin] = filepath.Join(kdir, string(bin))
 	}
-	err = b.ensure(ctx, kdir, k8sBins, func(tmp string) error { return b.buildKubernetes(ctx, v, tmp) })
+	err = b.ensure(ctx, kdir, k8sBins, func(tmp string) error {
+		return b.buildKubernetes(ctx, v, tmp, map[string]Binary{
+			"k8s.io/kubernetes/cmd/kube-apiserver":          APIServer,
+			"k8s.io/kubernetes/cmd/kube-controller-manager": ControllerManager,
+			"k8s.io/kubernetes/cmd/kube-scheduler":          Scheduler,
+		})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +144,28 @@ func (b *Builder) Ensure(ctx context.Context, v string) (*Set, error) {
 		return nil, err
 	}
 	return set, nil
+}
+
+// EnsureKubelet returns the kubelet of release v, building it (into the same
+// cache entry as the control plane) when it is not there yet. It is separate
+// from Ensure because only clusters with kubelet nodes need it.
+func (b *Builder) EnsureKubelet(ctx context.Context, v string) (string, error) {
+	v, err := ParseVersion(v)
+	if err != nil {
+		return "", err
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return "", fmt.Errorf("building the kubelet of %s needs the go command on PATH: %w", v, err)
+	}
+	root, err := b.cacheDir()
+	if err != nil {
+		return "", err
+	}
+	kdir := filepath.Join(root, "kubernetes", v)
+	err = b.ensure(ctx, kdir, []Binary{Kubelet}, func(tmp string) error {
+		return b.buildKubernetes(ctx, v, tmp, map[string]Binary{"k8s.io/kubernetes/cmd/kubelet": Kubelet})
+	})
+	return filepath.Join(kdir, string(Kubelet)), err
 }
 
 // ensure builds bins into dir unless they are all there. build writes its
@@ -230,10 +260,10 @@ func lockFile(ctx context.Context, path string, progress io.Writer) (func(), err
 	}
 }
 
-// buildKubernetes builds the three control-plane commands of release v, as
+// buildKubernetes builds commands (package → binary) of release v, as
 // architecture.md describes: a throwaway module requiring k8s.io/kubernetes and
 // pinning every staging module to the matching v0.Y.Z.
-func (b *Builder) buildKubernetes(ctx context.Context, v, tmp string) error {
+func (b *Builder) buildKubernetes(ctx context.Context, v, tmp string, commands map[string]Binary) error {
 	gomod, err := b.kubernetesGoMod(ctx, v)
 	if err != nil {
 		return err
@@ -270,12 +300,7 @@ func (b *Builder) buildKubernetes(ctx context.Context, v, tmp string) error {
 			fmt.Sprintf("-X %s.gitMinor=%d", pkg, minor),
 			"-X "+pkg+".gitTreeState=clean")
 	}
-	err = b.buildModule(ctx, tmp, "Kubernetes "+v, "k8s.io/kubernetes", v, pins, map[string]Binary{
-		"k8s.io/kubernetes/cmd/kube-apiserver":          APIServer,
-		"k8s.io/kubernetes/cmd/kube-controller-manager": ControllerManager,
-		"k8s.io/kubernetes/cmd/kube-scheduler":          Scheduler,
-		"k8s.io/kubernetes/cmd/kubectl":                 Kubectl,
-	}, strings.Join(ldflags, " "))
+	err = b.buildModule(ctx, tmp, "Kubernetes "+v, "k8s.io/kubernetes", v, pins, commands, strings.Join(ldflags, " "))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@
 package kind
 
 import (
+	"github.com/jobconform/jobconform/scenarios/pods"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -252,3 +254,6 @@ func (c *Cluster) UserKubeconfig(string, ...string) (string, error) {
 func (c *Cluster) RestartComponent(_ context.Context, comp provider.Component, _ provider.Restart) error {
 	return fmt.Errorf("kind: restarting %s is %w (its static pod manifest would have to change on the node; use the local provider)", comp, provider.ErrUnsupported)
 }
+
+// Pods: the cluster's kubelets pull the busybox image themselves.
+func (c *Cluster) Pods() pods.Target { return pods.Target{} }

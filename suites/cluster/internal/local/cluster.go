@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/suites/cluster/internal/provider"
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 	"github.com/jobconform/jobconform/suites/internal/process"
@@ -78,7 +79,16 @@ type Config struct {
 	// KwokStages make kwok's pods behave as a kubelet running them would
 	// (the caller's pod model: scenarios/pods renders them).
 	KwokStages []byte
+	// NodeKind is what plays the nodes: NodesKwok (default) or NodesKubelet,
+	// real kubelets on containerd (one node per group).
+	NodeKind string
 }
+
+// The kinds of node a local cluster can have.
+const (
+	NodesKwok    = "kwok"
+	NodesKubelet = "kubelet"
+)
 
 func (c *Config) setDefaults() error {
 	var err error
@@ -90,6 +100,17 @@ func (c *Config) setDefaults() error {
 	}
 	if c.NodesPerGroup == 0 {
 		c.NodesPerGroup = 1
+	}
+	switch c.NodeKind {
+	case "":
+		c.NodeKind = NodesKwok
+	case NodesKwok:
+	case NodesKubelet:
+		if c.NodesPerGroup != 1 {
+			return fmt.Errorf("a kubelet is one node: NodesPerGroup must be 1 with kubelet nodes (got %d)", c.NodesPerGroup)
+		}
+	default:
+		return fmt.Errorf("unknown node kind %q: use %q or %q", c.NodeKind, NodesKwok, NodesKubelet)
 	}
 	if c.NodeGroups < 1 || c.NodesPerGroup < 1 {
 		return fmt.Errorf("a local cluster needs at least one node group of at least one node (got %d groups of %d)", c.NodeGroups, c.NodesPerGroup)
@@ -137,8 +158,12 @@ type Cluster struct {
 	procs  map[Component]*process.Process
 	state  map[Component]*componentState
 	groups []*process.Process // kwok, one per node group
-	stop   sync.Once
-	err    error
+	// kubelets are the node groups of a NodesKubelet cluster (nil entries
+	// until started); kubeletPath their binary.
+	kubelets    []*kubeletnode.Node
+	kubeletPath string
+	stop        sync.Once
+	err         error
 
 	kubeconfig string
 	rest       *rest.Config
@@ -154,11 +179,24 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
+	if cfg.NodeKind == NodesKubelet {
+		// Before minutes of building: a machine that cannot run them says so at once.
+		if err := kubeletnode.Check(); err != nil {
+			return nil, err
+		}
+	}
 	bins, err := cfg.Builder.Ensure(ctx, cfg.Version)
 	if err != nil {
 		return nil, err
 	}
+	kubeletPath := ""
+	if cfg.NodeKind == NodesKubelet {
+		if kubeletPath, err = cfg.Builder.EnsureKubelet(ctx, cfg.Version); err != nil {
+			return nil, err
+		}
+	}
 	sweepStale()
+	kubeletnode.Sweep()
 	stateDir, err := os.MkdirTemp("", "jobconform-"+cfg.Name+"-")
 	if err != nil {
 		return nil, err
@@ -176,8 +214,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		stateDir: stateDir,
 		kwokPath: bins.Path(k8sbin.Kwok),
 		pki:      pki{dir: filepath.Join(stateDir, "pki")},
-		procs:    map[Component]*process.Process{},
-		state:    map[Component]*componentState{},
+
+		kubeletPath: kubeletPath,
+		procs:       map[Component]*process.Process{},
+		state:       map[Component]*componentState{},
 	}
 	for _, comp := range Components {
 		c.state[comp] = &componentState{bins: bins}
@@ -234,18 +274,25 @@ func (c *Cluster) bringUp(ctx context.Context) error {
 	if err := c.startComponent(ctx, APIServer); err != nil {
 		return err
 	}
-	step("apiserver ready; starting controller-manager, scheduler and %d kwok node groups", c.cfg.NodeGroups)
-	if err := c.createNodes(ctx); err != nil {
-		return err
-	}
+	step("apiserver ready; starting controller-manager, scheduler and %d %s node groups", c.cfg.NodeGroups, c.cfg.NodeKind)
 	errs := make(chan error, 2+c.cfg.NodeGroups)
 	go func() { errs <- c.startComponent(ctx, ControllerManager) }()
 	go func() { errs <- c.startComponent(ctx, Scheduler) }()
-	for g := 0; g < c.cfg.NodeGroups; g++ {
-		c.groups = append(c.groups, process.New(fmt.Sprintf("kwok-%s", groupName(g)), filepath.Join(c.cfg.LogDir, fmt.Sprintf("kwok-%s.log", groupName(g)))))
-	}
-	for g := range c.groups {
-		go func() { errs <- c.StartNodeGroup(ctx, g) }()
+	if c.cfg.NodeKind == NodesKubelet {
+		c.kubelets = make([]*kubeletnode.Node, c.cfg.NodeGroups)
+		for g := range c.kubelets {
+			go func() { errs <- c.startKubeletNode(ctx, g) }()
+		}
+	} else {
+		if err := c.createNodes(ctx); err != nil {
+			return err
+		}
+		for g := 0; g < c.cfg.NodeGroups; g++ {
+			c.groups = append(c.groups, process.New(fmt.Sprintf("kwok-%s", groupName(g)), filepath.Join(c.cfg.LogDir, fmt.Sprintf("kwok-%s.log", groupName(g)))))
+		}
+		for g := range c.groups {
+			go func() { errs <- c.StartNodeGroup(ctx, g) }()
+		}
 	}
 	var all []error
 	for i := 0; i < 2+c.cfg.NodeGroups; i++ {
@@ -311,7 +358,27 @@ func (c *Cluster) Stop() error {
 		c.mu.Lock()
 		groups := append([]*process.Process(nil), c.groups...)
 		procs := c.procs
+		kubelets := append([]*kubeletnode.Node(nil), c.kubelets...)
 		c.mu.Unlock()
+		// Kubelet nodes first, each with its containers, while the apiserver
+		// still answers (a kubelet stopping reports to it).
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, n := range kubelets {
+			if n == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := n.Stop(); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
 		// Clients first, then the apiserver, etcd last.
 		stopAll(append(groups, procs[ControllerManager], procs[Scheduler]))
 		stopAll([]*process.Process{procs[APIServer]})
@@ -326,14 +393,23 @@ func (c *Cluster) Stop() error {
 
 func groupName(g int) string { return fmt.Sprintf("g%d", g) }
 
-// NodeName is the name of node i of group g.
+// NodeName is the name of node i of group g of kwok nodes.
 func NodeName(g, i int) string { return fmt.Sprintf("kwok-%s-n%d", groupName(g), i) }
+
+// KubeletNodeName is the name of the kubelet node of group g.
+func KubeletNodeName(g int) string { return "kubelet-" + groupName(g) }
+
+// NodeKind is what plays the cluster's nodes (NodesKwok or NodesKubelet).
+func (c *Cluster) NodeKind() string { return c.cfg.NodeKind }
 
 // NodeGroups is the number of node groups.
 func (c *Cluster) NodeGroups() int { return c.cfg.NodeGroups }
 
 // NodesOf lists the nodes node group g owns.
 func (c *Cluster) NodesOf(g int) []string {
+	if c.cfg.NodeKind == NodesKubelet {
+		return []string{KubeletNodeName(g)}
+	}
 	var names []string
 	for i := 0; i < c.cfg.NodesPerGroup; i++ {
 		names = append(names, NodeName(g, i))

@@ -163,7 +163,11 @@ func (c *Cluster) args(comp Component, st componentState) []string {
 			"--endpoint-reconciler-type=none",
 			"--client-ca-file="+pk(caCert),
 			"--anonymous-auth=false",
-			"--authorization-mode=RBAC",
+			// Node first, as kubeadm does: a kubelet node's kubelet may touch only
+			// its own Node, its pods and what they use. kwok plays nodes as
+			// system:masters, which neither confines.
+			"--authorization-mode=Node,RBAC",
+			"--enable-admission-plugins=NodeRestriction",
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 			"--service-account-key-file="+pk(saPub),
 			"--service-account-signing-key-file="+pk(saKey),

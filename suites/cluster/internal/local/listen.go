@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/suites/internal/process"
 )
 
@@ -19,8 +20,14 @@ func (c *Cluster) PIDs() []int {
 	for _, comp := range Components {
 		ps = append(ps, c.procs[comp])
 	}
+	kubelets := append([]*kubeletnode.Node(nil), c.kubelets...)
 	c.mu.Unlock()
 	var pids []int
+	for _, n := range kubelets {
+		if n != nil {
+			pids = append(pids, n.PIDs()...)
+		}
+	}
 	for _, p := range ps {
 		if pid := p.PID(); pid > 0 {
 			pids = append(pids, pid)

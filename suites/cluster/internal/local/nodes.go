@@ -75,8 +75,12 @@ func (c *Cluster) createNode(ctx context.Context, g int, name string) error {
 }
 
 // RecreateNodes registers again any node of group g that was deleted (for
-// example by a node-loss scenario that deletes the Node object).
+// example by a node-loss scenario that deletes the Node object). A kubelet
+// registers its own Node when it starts.
 func (c *Cluster) RecreateNodes(ctx context.Context, g int) error {
+	if c.cfg.NodeKind == NodesKubelet {
+		return nil
+	}
 	for _, name := range c.NodesOf(g) {
 		if err := c.createNode(ctx, g, name); err != nil {
 			return err
@@ -85,9 +89,17 @@ func (c *Cluster) RecreateNodes(ctx context.Context, g int) error {
 	return nil
 }
 
-// StopNodeGroup stops the kwok process of group g: its nodes stop renewing
-// their leases and its pods freeze as on a lost node.
+// StopNodeGroup stops the kwok process (or the kubelet) of group g: its nodes
+// stop renewing their leases and its pods freeze as on a lost node — on a
+// kubelet node the containers go on running, as behind a partition.
 func (c *Cluster) StopNodeGroup(g int) error {
+	if c.cfg.NodeKind == NodesKubelet {
+		n, err := c.kubelet(g)
+		if err != nil {
+			return err
+		}
+		return n.StopKubelet()
+	}
 	p, err := c.group(g)
 	if err != nil {
 		return err
@@ -98,6 +110,17 @@ func (c *Cluster) StopNodeGroup(g int) error {
 // StartNodeGroup starts (or restarts after StopNodeGroup) the kwok process of
 // group g and waits until its nodes report Ready.
 func (c *Cluster) StartNodeGroup(ctx context.Context, g int) error {
+	if c.cfg.NodeKind == NodesKubelet {
+		n, err := c.kubelet(g)
+		if err != nil {
+			return err
+		}
+		// The kubelet registers its Node again if it was deleted.
+		if err := n.StartKubelet(ctx); err != nil {
+			return err
+		}
+		return c.waitNodes(ctx, c.NodesOf(g), c.cfg.StartTimeout, false, nil)
+	}
 	p, err := c.group(g)
 	if err != nil {
 		return err
@@ -167,8 +190,12 @@ func (c *Cluster) group(g int) (*process.Process, error) {
 	return c.groups[g], nil
 }
 
-// NodeGroupRunning tells whether group g's kwok process runs.
+// NodeGroupRunning tells whether group g's kwok process (or kubelet) runs.
 func (c *Cluster) NodeGroupRunning(g int) bool {
+	if c.cfg.NodeKind == NodesKubelet {
+		n, err := c.kubelet(g)
+		return err == nil && n.KubeletRunning()
+	}
 	p, err := c.group(g)
 	return err == nil && p.Running()
 }

@@ -159,25 +159,9 @@ func (p pki) writePair(certName, keyName string, c *x509.Certificate, key crypto
 // the cluster CA and writes a kubeconfig for it: how a test runs a controller
 // under its own, least-privileged identity.
 func (c *Cluster) UserKubeconfig(user string, groups ...string) (string, error) {
-	caPEM, err := os.ReadFile(c.pki.path(caCert))
+	ca, signer, err := c.pki.loadCA()
 	if err != nil {
 		return "", err
-	}
-	ca, err := cert.ParseCertsPEM(caPEM)
-	if err != nil || len(ca) == 0 {
-		return "", fmt.Errorf("cluster CA: %v", err)
-	}
-	keyPEM, err := os.ReadFile(c.pki.path(caKey))
-	if err != nil {
-		return "", err
-	}
-	caPriv, err := keyutil.ParsePrivateKeyPEM(keyPEM)
-	if err != nil {
-		return "", err
-	}
-	signer, ok := caPriv.(crypto.Signer)
-	if !ok {
-		return "", fmt.Errorf("cluster CA key cannot sign")
 	}
 	safe := strings.NewReplacer(":", "_", "/", "_").Replace(user)
 	certName, keyName := "user-"+safe+".crt", "user-"+safe+".key"
@@ -185,7 +169,7 @@ func (c *Cluster) UserKubeconfig(user string, groups ...string) (string, error) 
 		Subject:     pkix.Name{CommonName: user, Organization: groups},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
-	if err := c.pki.issue(certName, keyName, tmpl, ca[0], signer); err != nil {
+	if err := c.pki.issue(certName, keyName, tmpl, ca, signer); err != nil {
 		return "", err
 	}
 	path := filepath.Join(c.stateDir, "user-"+safe+".kubeconfig")

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/suites/cluster/internal/provider"
 )
 
@@ -16,7 +20,7 @@ func Create(ctx context.Context, cfg provider.Config, stages []byte) (provider.C
 	return Start(ctx, Config{
 		Name: cfg.Name, Version: cfg.Version, NodeGroups: cfg.Nodes, NodesPerGroup: 1,
 		FeatureGates: cfg.FeatureGates, ExtraArgs: cfg.ExtraArgs, LogDir: cfg.LogDir,
-		Progress: cfg.Progress, KwokStages: stages,
+		Progress: cfg.Progress, KwokStages: stages, NodeKind: cfg.NodeKind,
 	})
 }
 
@@ -50,4 +54,14 @@ func (c *Cluster) ReturnNode(ctx context.Context, node string) error {
 		return err
 	}
 	return c.StartNodeGroup(ctx, g)
+}
+
+// Pods: kubelet nodes pull nothing and have no pod network, so their pods run
+// the locally imported busybox on the host's (loopback-only) network; kwok
+// nodes read only the annotations.
+func (c *Cluster) Pods() pods.Target {
+	if c.cfg.NodeKind == NodesKubelet {
+		return pods.Target{Image: kubeletnode.BusyboxImage, PullPolicy: corev1.PullNever, HostNetwork: true}
+	}
+	return pods.Target{}
 }

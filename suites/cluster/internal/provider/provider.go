@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 )
 
@@ -56,6 +57,10 @@ type Config struct {
 	FeatureGates map[string]bool
 	// ExtraArgs are appended to a component's flags (later flags win).
 	ExtraArgs map[Component][]string
+	// NodeKind chooses what plays the local provider's nodes: "kwok"
+	// (default) or "kubelet" (real kubelets on containerd). Other providers
+	// have the nodes they have.
+	NodeKind string
 	// Kubeconfig is the existing provider's cluster.
 	Kubeconfig string
 	// LogDir keeps component logs (default: under $ARTIFACTS, else the user cache).
@@ -108,6 +113,8 @@ type Cluster interface {
 	// ReturnNode brings node back (registering it again if its Node object
 	// was deleted) and waits until it is Ready.
 	ReturnNode(ctx context.Context, node string) error
+	// Pods says how pods must be rendered to run on the cluster's nodes.
+	Pods() pods.Target
 	// Stop tears down whatever the provider started; idempotent.
 	Stop() error
 }

@@ -1,0 +1,100 @@
+package local
+
+import (
+	"context"
+	"crypto"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+
+	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
+	"github.com/jobconform/jobconform/suites/internal/k8sbin"
+)
+
+// startKubeletNode starts the kubelet node of group g, with a client
+// certificate of system:node:<name> (group system:nodes) from the cluster's
+// CA, and waits until its Node is Ready.
+func (c *Cluster) startKubeletNode(ctx context.Context, g int) error {
+	name := KubeletNodeName(g)
+	kubeconfig, err := c.nodeKubeconfig(name)
+	if err != nil {
+		return err
+	}
+	n, err := kubeletnode.Start(ctx, kubeletnode.Config{
+		Name:         name,
+		Kubelet:      c.kubeletPath,
+		Minor:        k8sbin.Minor(c.cfg.Version),
+		Kubeconfig:   kubeconfig,
+		CACert:       c.pki.path(caCert),
+		ServingCert:  c.pki.path(servingCert),
+		ServingKey:   c.pki.path(servingKey),
+		Labels:       map[string]string{NodeGroupLabel: groupName(g), "type": NodesKubelet},
+		FeatureGates: c.cfg.FeatureGates,
+		LogDir:       c.cfg.LogDir,
+	})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.kubelets[g] = n
+	c.mu.Unlock()
+	return c.waitNodes(ctx, []string{name}, c.cfg.StartTimeout, false, nil)
+}
+
+// nodeKubeconfig issues the client certificate a kubelet authenticates with.
+func (c *Cluster) nodeKubeconfig(name string) (string, error) {
+	ca, caPriv, err := c.pki.loadCA()
+	if err != nil {
+		return "", err
+	}
+	certName, keyName := "node-"+name+".crt", "node-"+name+".key"
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "system:node:" + name, Organization: []string{"system:nodes"}},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if err := c.pki.issue(certName, keyName, tmpl, ca, caPriv); err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.stateDir, "node-"+name+".kubeconfig")
+	server := fmt.Sprintf("https://127.0.0.1:%d", c.ports[APIServer])
+	return path, writeKubeconfig(path, c.cfg.Name, server, c.pki.path(caCert), c.pki.path(certName), c.pki.path(keyName))
+}
+
+// loadCA reads the cluster CA's certificate and key.
+func (p pki) loadCA() (*x509.Certificate, crypto.Signer, error) {
+	caPEM, err := os.ReadFile(p.path(caCert))
+	if err != nil {
+		return nil, nil, err
+	}
+	ca, err := cert.ParseCertsPEM(caPEM)
+	if err != nil || len(ca) == 0 {
+		return nil, nil, fmt.Errorf("cluster CA: %v", err)
+	}
+	keyPEM, err := os.ReadFile(p.path(caKey))
+	if err != nil {
+		return nil, nil, err
+	}
+	caPriv, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+	if err != nil {
+		return nil, nil, err
+	}
+	signer, ok := caPriv.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("cluster CA key cannot sign")
+	}
+	return ca[0], signer, nil
+}
+
+func (c *Cluster) kubelet(g int) (*kubeletnode.Node, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g < 0 || g >= len(c.kubelets) || c.kubelets[g] == nil {
+		return nil, fmt.Errorf("no kubelet node group %d", g)
+	}
+	return c.kubelets[g], nil
+}
