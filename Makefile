@@ -11,13 +11,14 @@ export ARTIFACTS
 GO         ?= go
 JOBCONFORM := $(GO) run ./suites/cmd/jobconform
 
-.PHONY: all run test unit bench mutate matrix binaries cluster vet verify fmt clean
+.PHONY: all run test unit bench mutate matrix fidelity binaries cluster vet verify fmt clean
 
 all: test
 
 ## binaries: build (once; cached outside the checkout) the Kubernetes binaries the tests use
 binaries:
 	$(JOBCONFORM) build $(foreach v,$(subst $(comma), ,$(TEST_VERSIONS)),--k8s-version $(v))
+	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) --kubelet
 
 comma := ,
 
@@ -32,10 +33,14 @@ GINKGO := $(GO) tool ginkgo
 # Ginkgo flags, e.g. SUITE_FLAGS=--label-filter=podReplacementPolicy
 SUITES ?= ./suites/conformance ./suites/chaos
 SUITE_FLAGS ?=
-# ginkgo-suites VERSION CONTROLLERS OUTDIR [SUITES]: the suites (each on its own local
-# cluster), reports in OUTDIR.
+# NODES: what plays the local clusters' nodes, kwok (default) or kubelet (real kubelets
+# on containerd; needs root and Debian's containerd, runc and busybox-static:
+# hack/install-deps.sh installs them).
+NODES ?=
+# ginkgo-suites VERSION CONTROLLERS OUTDIR [SUITES] [NODES]: the suites (each on its own
+# local cluster), reports in OUTDIR.
 define ginkgo-suites
-JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONTROLLERS=$(2) $(GINKGO) -p --procs=$(PROCS) --keep-going --no-color --timeout=90m \
+JOBCONFORM_NODES=$(or $(5),$(NODES)) JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONTROLLERS=$(2) $(GINKGO) -p --procs=$(PROCS) --keep-going --no-color --timeout=90m \
   --output-dir=$(3) --junit-report=junit.xml --json-report=report.json $(SUITE_FLAGS) $(or $(4),$(SUITES))
 endef
 
@@ -44,7 +49,7 @@ endef
 # CONTROLLERS are judged at K8S_VERSION (JOBCONFORM_CONTROLLERS overrides it too).
 CONTROLLERS ?= $(or $(JOBCONFORM_CONTROLLERS),builtin$(comma)reference)
 run:
-	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) $(if $(RUN_ALSO),--k8s-version $(RUN_ALSO))
+	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) $(if $(RUN_ALSO),--k8s-version $(RUN_ALSO)) $(if $(filter kubelet,$(NODES)),--kubelet)
 	@mkdir -p $(ARTIFACTS)/$(K8S_VERSION)
 	@status=0; \
 	$(call ginkgo-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS)/$(K8S_VERSION)) || status=1; \
@@ -53,15 +58,20 @@ run:
 	$(JOBCONFORM) report --out $(ARTIFACTS) $(ARTIFACTS)/$(K8S_VERSION)/report.json $(if $(RUN_ALSO),$(ARTIFACTS)/$(RUN_ALSO)/report.json) || status=1; \
 	exit $$status
 
-## test: unit and integration tests (integration specs start real local clusters), then
-## the controller suites at K8S_VERSION in parallel processes, as make run runs them
+## test: unit and integration tests (integration specs start real local clusters, on kwok
+## and on kubelet nodes), then the controller suites at K8S_VERSION in parallel processes,
+## as make run runs them, and the conformance suite again on kubelet nodes; the fidelity
+## table compares the two
 test: verify binaries
-	@mkdir -p $(ARTIFACTS)/test-$(K8S_VERSION)
+	@mkdir -p $(ARTIFACTS)/test-$(K8S_VERSION) $(ARTIFACTS)/test-kubelet-$(K8S_VERSION)
 	@status=0; \
 	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m \
 	  $$($(GO) list ./... | grep -vE '/suites/(conformance|chaos)$$') || status=1; \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/test-$(K8S_VERSION)) || status=1; \
-	$(JOBCONFORM) report --out $(ARTIFACTS)/test-$(K8S_VERSION) $(ARTIFACTS)/test-$(K8S_VERSION)/report.json || status=1; \
+	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/test-kubelet-$(K8S_VERSION),./suites/conformance,kubelet) || status=1; \
+	$(JOBCONFORM) report --out $(ARTIFACTS)/test-$(K8S_VERSION) $(ARTIFACTS)/test-$(K8S_VERSION)/report.json $(ARTIFACTS)/test-kubelet-$(K8S_VERSION)/report.json || status=1; \
+	$(JOBCONFORM) fidelity --kwok $(ARTIFACTS)/test-$(K8S_VERSION)/report.json --kubelet $(ARTIFACTS)/test-kubelet-$(K8S_VERSION)/report.json \
+	  --out $(ARTIFACTS)/test-$(K8S_VERSION)/fidelity.md || status=1; \
 	exit $$status
 
 ## unit: only the tests that start no cluster
@@ -95,6 +105,19 @@ matrix:
 	$(JOBCONFORM) run $(foreach v,$(subst $(comma), ,$(MATRIX_VERSIONS)),--k8s-version $(v)) --suites $(MATRIX_SUITES) \
 	  --controllers builtin,reference --procs $(PROCS) --artifacts $(ARTIFACTS)/matrix || status=1; \
 	$(JOBCONFORM) matrix --readme README.md $(foreach v,$(subst $(comma), ,$(MATRIX_VERSIONS)),$(ARTIFACTS)/matrix/$(v)/report.json) || status=1; \
+	exit $$status
+
+## fidelity: the conformance catalog against the built-in controller at K8S_VERSION on kwok
+## nodes and on kubelet nodes, compared (Job status and pod sequences); table in
+## $(ARTIFACTS)/fidelity/fidelity.md
+fidelity:
+	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) --kubelet
+	@mkdir -p $(ARTIFACTS)/fidelity/kwok $(ARTIFACTS)/fidelity/kubelet
+	@status=0; \
+	$(call ginkgo-suites,$(K8S_VERSION),builtin,$(ARTIFACTS)/fidelity/kwok,./suites/conformance,kwok) || status=1; \
+	$(call ginkgo-suites,$(K8S_VERSION),builtin,$(ARTIFACTS)/fidelity/kubelet,./suites/conformance,kubelet) || status=1; \
+	$(JOBCONFORM) fidelity --kwok $(ARTIFACTS)/fidelity/kwok/report.json --kubelet $(ARTIFACTS)/fidelity/kubelet/report.json \
+	  --out $(ARTIFACTS)/fidelity/fidelity.md || status=1; \
 	exit $$status
 
 ## cluster: a local cluster for poking at, until Ctrl-C

@@ -77,10 +77,15 @@ type Event struct {
 	Type string // ADDED, MODIFIED, DELETED
 	Kind string
 	Name string
-	// Pods: phase and whether it is being deleted.
+	// Pods: phase and whether it is being deleted; Ready, and the first
+	// container's exit code and reason once terminated; the completion index.
 	Phase    string
 	Deleting bool
 	Created  time.Time
+	PodReady bool
+	ExitCode *int32
+	Reason   string
+	Index    string
 	// Jobs: the counters and the True conditions.
 	Active, Ready, Terminating, Failed, Succeeded int32
 	Conditions                                    []string
@@ -161,8 +166,9 @@ func Sort(runs []Run) {
 // object is what the drawings read of a timeline line's object.
 type object struct {
 	Metadata struct {
-		DeletionTimestamp *time.Time `json:"deletionTimestamp"`
-		CreationTimestamp time.Time  `json:"creationTimestamp"`
+		DeletionTimestamp *time.Time        `json:"deletionTimestamp"`
+		CreationTimestamp time.Time         `json:"creationTimestamp"`
+		Annotations       map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Status struct {
 		Phase       string `json:"phase"`
@@ -176,6 +182,14 @@ type object struct {
 			Status string `json:"status"`
 			Reason string `json:"reason"`
 		} `json:"conditions"`
+		ContainerStatuses []struct {
+			State struct {
+				Terminated *struct {
+					ExitCode int32  `json:"exitCode"`
+					Reason   string `json:"reason"`
+				} `json:"terminated"`
+			} `json:"state"`
+		} `json:"containerStatuses"`
 	} `json:"status"`
 }
 
@@ -195,6 +209,17 @@ func parseTimeline(lines string) ([]Event, error) {
 		switch l.Kind {
 		case "Pod":
 			e.Phase, e.Deleting, e.Created = st.Phase, o.Metadata.DeletionTimestamp != nil, o.Metadata.CreationTimestamp
+			e.Index = o.Metadata.Annotations["batch.kubernetes.io/job-completion-index"]
+			for _, c := range st.Conditions {
+				if c.Type == "Ready" {
+					e.PodReady = c.Status == "True"
+				}
+			}
+			if len(st.ContainerStatuses) > 0 {
+				if t := st.ContainerStatuses[0].State.Terminated; t != nil {
+					e.ExitCode, e.Reason = &t.ExitCode, t.Reason
+				}
+			}
 		case "Job":
 			e.Active, e.Failed, e.Succeeded = st.Active, st.Failed, st.Succeeded
 			if st.Ready != nil {

@@ -39,10 +39,14 @@ func runScript(t *testing.T, sh []string, b Behavior, index string, sigAfter tim
 	script = strings.ReplaceAll(script, "/tmp/ready", filepath.Join(dir, "ready"))
 	cmd := exec.Command(sh[0], append(sh[1:], "-c", script)...)
 	cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+index)
+	// In a container the script's background sleeps die with PID 1; here its
+	// process group goes, or they would outlive the test.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	if sigAfter > 0 {
 		time.Sleep(sigAfter) // the signal's moment is the input under test, not a wait for a condition
 		_ = cmd.Process.Signal(syscall.SIGTERM)

@@ -63,7 +63,7 @@ func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller, ref *c
 	if err != nil {
 		Skip(err.Error())
 	}
-	r := runner.RunWith(ctx, client, setup.Version, s, c, runner.Options{Chaos: env, Seed: seed})
+	r := runner.RunWith(ctx, client, setup.Version, s, c, runner.Options{Chaos: env, Seed: seed, Pods: setup.Pods})
 	ginkgoreport.Attach(r, s.Features)
 	return r
 }
@@ -87,6 +87,7 @@ func register() {
 			o.Cluster.ExtraArgs = map[cluster.Component][]string{cluster.ControllerManager: {"--node-monitor-grace-period=" + nodeMonitorGrace}}
 		}
 		setup, err = harness.Setup(ctx, o)
+		harness.SkipIfCannotRunContainers(err)
 		Expect(err).NotTo(HaveOccurred())
 		client, setup.Version, err = harness.Client(setup.Kubeconfig, setup.Version)
 		Expect(err).NotTo(HaveOccurred())

@@ -18,6 +18,7 @@ import (
 	"github.com/jobconform/jobconform/suites/cluster/internal/existing"
 	"github.com/jobconform/jobconform/suites/cluster/internal/kind"
 	"github.com/jobconform/jobconform/suites/cluster/internal/local"
+	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/suites/cluster/internal/provider"
 )
 
@@ -39,6 +40,20 @@ const (
 
 // ErrUnsupported is wrapped by a control the provider cannot carry out.
 var ErrUnsupported = provider.ErrUnsupported
+
+// ErrCannotRunContainers is wrapped by the error of a cluster with kubelet
+// nodes on a machine that cannot run containers (no root, no CAP_SYS_ADMIN,
+// read-only cgroups): specs that need them skip, saying so.
+var ErrCannotRunContainers = kubeletnode.ErrCannotRun
+
+// KubeletPackages are the Debian packages kubelet nodes need.
+const KubeletPackages = kubeletnode.Packages
+
+// What plays the local provider's nodes (Config.NodeKind).
+const (
+	NodesKwok    = local.NodesKwok
+	NodesKubelet = local.NodesKubelet
+)
 
 // DefaultProvider is used when none is named.
 const DefaultProvider = "local"

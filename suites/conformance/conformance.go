@@ -18,6 +18,7 @@
 //	                             without it, the external controller must already run
 //	JOBCONFORM_SCENARIOS         directories of the user's scenarios (':'-separated)
 //	JOBCONFORM_BUILTIN_SCENARIOS false: only the user's scenarios
+//	JOBCONFORM_NODES             kwok (default) or kubelet: real kubelets on containerd (local provider)
 package conformance
 
 import (
@@ -34,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -52,6 +54,7 @@ func Register() { once.Do(register) }
 var env struct {
 	client  kubernetes.Interface
 	version string
+	pods    pods.Target
 }
 
 // setup is process 1's cluster and controllers, torn down in SynchronizedAfterSuite.
@@ -60,10 +63,11 @@ var setup *harness.Env
 type shared struct {
 	Kubeconfig string
 	Version    string
+	Pods       pods.Target
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
-	r := runner.Run(ctx, env.client, env.version, s, c)
+	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods})
 	ginkgoreport.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
@@ -78,14 +82,16 @@ func register() {
 		Expect(err).NotTo(HaveOccurred())
 		o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
 		setup, err = harness.Setup(ctx, o)
+		harness.SkipIfCannotRunContainers(err)
 		Expect(err).NotTo(HaveOccurred())
-		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.Version})
+		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.Version, setup.Pods})
 		return data
 	}, func(ctx SpecContext, data []byte) {
 		var s shared
 		Expect(json.Unmarshal(data, &s)).To(Succeed())
 		var err error
 		env.client, env.version, err = harness.Client(s.Kubeconfig, s.Version)
+		env.pods = s.Pods
 		Expect(err).NotTo(HaveOccurred())
 	}, NodeTimeout(40*time.Minute))
 

@@ -133,6 +133,8 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"filter selects nothing", []string{"--label-filter", "teleport"}, "the filters select no scenario", nil},
 		{"bad label filter", []string{"--label-filter", "a &&"}, "--label-filter", nil},
 		{"unreachable kubeconfig", []string{"--kubeconfig", unreachable}, "unreachable", nil},
+		{"unknown node kind", []string{"--nodes", "vm"}, `--nodes "vm": use kwok or kubelet`, nil},
+		{"kubelet nodes on an existing cluster", []string{"--nodes", "kubelet", "--kubeconfig", unreachable}, "--nodes kubelet is a setting of the local provider", nil},
 		{"unknown flag", []string{"--colour"}, "flag provided but not defined: -colour", nil},
 		{"scenarios from the environment", nil, "holds no scenario", []string{"JOBCONFORM_SCENARIOS=" + empty}},
 	} {

@@ -33,6 +33,7 @@ Usage:
   jobconform cluster [flags]                    run a local cluster until interrupted
   jobconform report  --out DIR REPORT.json...   write report.html and summary.md from Ginkgo JSON reports
   jobconform matrix  [--readme F] REPORT.json... the release × feature matrix of runs (Markdown)
+  jobconform fidelity --kwok R.json --kubelet R.json  the same scenarios on kwok and on kubelet nodes, compared
   jobconform mutate  [--faults a,b] [flags]     run the conformance scenarios against the reference
                                                 controller broken by each fault; print the mutation score
 
@@ -69,6 +70,8 @@ func main() {
 		err = schema(os.Args[2:])
 	case "matrix":
 		err = matrix(os.Args[2:])
+	case "fidelity":
+		err = fidelity(os.Args[2:])
 	case "build":
 		err = build(ctx, os.Args[2:])
 	case "cluster":

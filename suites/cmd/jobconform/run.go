@@ -54,6 +54,7 @@ type runConfig struct {
 	builtin      bool
 	timeout      time.Duration
 	gates        string
+	nodes        string
 }
 
 func runFlags(fs *flag.FlagSet) *runConfig {
@@ -74,6 +75,7 @@ func runFlags(fs *flag.FlagSet) *runConfig {
 	fs.Var(&c.scenarioDirs, "scenarios", "directory of your own scenario files (*.yaml; repeatable; default $"+harness.EnvScenarios+")")
 	fs.BoolVar(&c.builtin, "builtin-scenarios", os.Getenv(harness.EnvBuiltinScenarios) != "false", "run jobconform's own catalog too (false: only --scenarios)")
 	fs.DurationVar(&c.timeout, "timeout", 90*time.Minute, "time limit of each release's suites")
+	fs.StringVar(&c.nodes, "nodes", os.Getenv(harness.EnvNodes), "what plays the local cluster's nodes: kwok (default) or kubelet (real kubelets on containerd: root and Debian's "+clusterpkg.KubeletPackages+")")
 	fs.StringVar(&c.gates, "feature-gates", os.Getenv(harness.EnvFeatureGates), "feature gates for every component of the cluster, e.g. JobManagedBy=true (to judge a delegated controller on 1.31)")
 	return c
 }
@@ -171,6 +173,15 @@ func (c *runConfig) check(ctx context.Context) (*plan, error) {
 	}
 	if _, err := harness.ParseGates(c.gates); err != nil {
 		return nil, fmt.Errorf("--feature-gates: %v", err)
+	}
+	switch c.nodes {
+	case "", clusterpkg.NodesKwok:
+	case clusterpkg.NodesKubelet:
+		if p.provider != "local" {
+			return nil, fmt.Errorf("--nodes kubelet is a setting of the local provider, not of %s", p.provider)
+		}
+	default:
+		return nil, fmt.Errorf("--nodes %q: use %s or %s", c.nodes, clusterpkg.NodesKwok, clusterpkg.NodesKubelet)
 	}
 	if c.gates != "" && p.provider == "existing" {
 		return nil, errors.New("--feature-gates and --kubeconfig: jobconform does not configure an existing cluster")
@@ -437,6 +448,7 @@ func (p *plan) setEnv(bin string) error {
 		harness.EnvScenarios:        strings.Join(p.dirs, string(os.PathListSeparator)),
 		harness.EnvBuiltinScenarios: strconv.FormatBool(p.builtin),
 		harness.EnvFeatureGates:     p.gates,
+		harness.EnvNodes:            p.nodes,
 		chaos.SeedEnv:               p.seed,
 	}
 	if p.provider == "existing" {

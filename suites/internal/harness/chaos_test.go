@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -31,7 +32,8 @@ func (f *fakeCluster) LogDir() string               { return "" }
 func (f *fakeCluster) UserKubeconfig(string, ...string) (string, error) {
 	return "", cluster.ErrUnsupported
 }
-func (f *fakeCluster) Stop() error { return nil }
+func (f *fakeCluster) Pods() pods.Target { return pods.Target{} }
+func (f *fakeCluster) Stop() error       { return nil }
 func (f *fakeCluster) RestartComponent(_ context.Context, comp cluster.Component, r cluster.Restart) error {
 	f.calls = append(f.calls, fmt.Sprintf("restart %s crash=%t gates=%v reset=%t", comp, r.Crash, r.FeatureGates, r.ResetFeatureGates))
 	return f.fail

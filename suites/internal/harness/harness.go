@@ -19,8 +19,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/onsi/ginkgo/v2"
+
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/process"
@@ -52,6 +55,10 @@ const (
 	// EnvProgressFile receives the set-up's progress lines too (jobconform run
 	// shows them while Ginkgo holds the suite's own output back).
 	EnvProgressFile = "JOBCONFORM_PROGRESS_FILE"
+	// EnvNodes chooses what plays the local provider's nodes: kwok (default)
+	// or kubelet (real kubelets on containerd; needs root and Debian's
+	// containerd, runc and busybox-static).
+	EnvNodes = "JOBCONFORM_NODES"
 )
 
 // BadInput marks an error in what the user gave (a variable's value, an
@@ -120,7 +127,7 @@ type Options struct {
 func OptionsFromEnv() (Options, error) {
 	o := Options{
 		Provider:        os.Getenv(EnvProvider),
-		Cluster:         cluster.Config{Version: os.Getenv(EnvVersion), Kubeconfig: os.Getenv(EnvKubeconfig)},
+		Cluster:         cluster.Config{Version: os.Getenv(EnvVersion), Kubeconfig: os.Getenv(EnvKubeconfig), NodeKind: os.Getenv(EnvNodes)},
 		ExternalCommand: os.Getenv(EnvExternalCommand),
 		ReferenceBinary: os.Getenv(EnvReferenceBinary),
 		ProgressFile:    os.Getenv(EnvProgressFile),
@@ -140,6 +147,15 @@ func OptionsFromEnv() (Options, error) {
 	}
 	if _, ok := cluster.Providers[o.ProviderName()]; !ok {
 		return o, BadInput{fmt.Errorf("%s=%q: use one of %s (or set %s for an existing cluster)", EnvProvider, o.Provider, strings.Join(cluster.Names(), ", "), EnvKubeconfig)}
+	}
+	switch o.Cluster.NodeKind {
+	case "", cluster.NodesKwok:
+	case cluster.NodesKubelet:
+		if o.ProviderName() != "local" {
+			return o, BadInput{fmt.Errorf("%s=%s is a setting of the local provider; the %s provider has the nodes it has", EnvNodes, o.Cluster.NodeKind, o.ProviderName())}
+		}
+	default:
+		return o, BadInput{fmt.Errorf("%s=%q: use %s or %s", EnvNodes, o.Cluster.NodeKind, cluster.NodesKwok, cluster.NodesKubelet)}
 	}
 	if o.Controllers, err = controllersFromEnv(); err != nil {
 		return o, BadInput{err}
@@ -231,6 +247,8 @@ type Env struct {
 	Version    string
 	Reference  *controllers.Reference
 	External   *process.Process
+	// Pods is how the cluster's nodes need pods rendered.
+	Pods pods.Target
 	// LogDir holds the controllers' logs (beside the cluster's).
 	LogDir string
 
@@ -265,6 +283,7 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 		return nil, err
 	}
 	e.Kubeconfig, e.Version, e.LogDir = e.Cluster.Kubeconfig(), e.Cluster.Version(), e.Cluster.LogDir()
+	e.Pods = e.Cluster.Pods()
 	for _, c := range o.Controllers {
 		if c.Name == runner.Reference.Name {
 			if e.Reference, err = e.StartReference(ctx, o.TempDir, "", o.ReferenceFaults); err != nil {
@@ -369,4 +388,13 @@ func (e *Env) Stop() error {
 		errs = append(errs, e.Cluster.Stop())
 	}
 	return errors.Join(errs...)
+}
+
+// SkipIfCannotRunContainers skips the calling Ginkgo node (a BeforeSuite: the
+// whole suite) when err says the machine cannot run kubelet nodes: the specs
+// did not run, which a skip says and a pass would hide.
+func SkipIfCannotRunContainers(err error) {
+	if errors.Is(err, cluster.ErrCannotRunContainers) {
+		ginkgo.Skip("kubelet nodes: " + err.Error())
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/invariants"
+	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/scenarios/timeline"
 	"github.com/jobconform/jobconform/suites/internal/kube"
 	"github.com/jobconform/jobconform/suites/internal/recorder"
@@ -90,6 +91,8 @@ type Options struct {
 	Chaos chaos.Environment
 	// Seed drives every random choice of the chaos steps.
 	Seed uint64
+	// Pods adapts the pods to the cluster's nodes (real kubelets run a local image).
+	Pods pods.Target
 }
 
 // Failures lists every broken step and invariant, for a verdict and a report.
@@ -162,7 +165,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	}
 	defer func() { rec.Stop(); r.Timeline = rec.Entries() }()
 
-	job, err := buildJob(s, c)
+	job, err := buildJob(s, c, o.Pods)
 	if err != nil {
 		r.Err = err
 		return r
@@ -273,7 +276,7 @@ func namespacePrefix(controller string) string {
 }
 
 // buildJob renders the scenario's Job for controller c.
-func buildJob(s *scenarios.Scenario, c Controller) (*batchv1.Job, error) {
+func buildJob(s *scenarios.Scenario, c Controller, target pods.Target) (*batchv1.Job, error) {
 	b, err := s.Pods.Behavior()
 	if err != nil {
 		return nil, err
@@ -283,6 +286,7 @@ func buildJob(s *scenarios.Scenario, c Controller) (*batchv1.Job, error) {
 		spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 	}
 	b.Apply(&spec.Template)
+	target.Adapt(&spec.Template)
 	spec.ManagedBy = c.ManagedBy
 	if s.ForeignManagedBy {
 		spec.ManagedBy = ptr.To(AbsentManager)

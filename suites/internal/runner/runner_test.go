@@ -11,6 +11,7 @@ import (
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/invariants"
+	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
 func TestNamespacePrefixIsADNSLabel(t *testing.T) {
@@ -35,7 +36,7 @@ steps: [{await: {empty: true}}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := buildJob(s, Reference)
+	j, err := buildJob(s, Reference, pods.Target{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,3 +98,31 @@ func (c *Cluster) kubelet(g int) (*kubeletnode.Node, error) {
 	}
 	return c.kubelets[g], nil
 }
+
+// KubeletNodeDirs lists the directories of the cluster's kubelet nodes (for
+// checking that a teardown left nothing: kubeletnode.Leftovers).
+func (c *Cluster) KubeletNodeDirs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var dirs []string
+	for _, n := range c.kubelets {
+		if n != nil {
+			dirs = append(dirs, n.Dir())
+		}
+	}
+	return dirs
+}
+
+// ContainerPIDs lists the processes of every container of the cluster's
+// kubelet nodes.
+func (c *Cluster) ContainerPIDs() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var pids []int
+	for _, n := range c.kubelets {
+		if n != nil {
+			pids = append(pids, n.ContainerPIDs()...)
+		}
+	}
+	return pids
+}

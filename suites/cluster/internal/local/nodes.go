@@ -76,10 +76,23 @@ func (c *Cluster) createNode(ctx context.Context, g int, name string) error {
 
 // RecreateNodes registers again any node of group g that was deleted (for
 // example by a node-loss scenario that deletes the Node object). A kubelet
-// registers its own Node when it starts.
+// registers its Node only when it starts: a running one whose Node is gone is
+// restarted, as an administrator would; a stopped one registers when
+// StartNodeGroup starts it.
 func (c *Cluster) RecreateNodes(ctx context.Context, g int) error {
 	if c.cfg.NodeKind == NodesKubelet {
-		return nil
+		n, err := c.kubelet(g)
+		if err != nil || !n.KubeletRunning() {
+			return err
+		}
+		_, err = c.client.CoreV1().Nodes().Get(ctx, KubeletNodeName(g), metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		if err := n.StopKubelet(); err != nil {
+			return err
+		}
+		return c.StartNodeGroup(ctx, g)
 	}
 	for _, name := range c.NodesOf(g) {
 		if err := c.createNode(ctx, g, name); err != nil {

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/cluster/internal/local"
+	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 	"github.com/jobconform/jobconform/suites/internal/kube"
 	"github.com/jobconform/jobconform/suites/internal/recorder"
@@ -52,291 +54,325 @@ func versions() []string {
 	return out
 }
 
+// NodeKindsEnv lists the node kinds the specs run on (comma-separated);
+// default kwok,kubelet. On a machine that cannot run containers the kubelet
+// specs skip, saying why.
+const NodeKindsEnv = "JOBCONFORM_NODE_KINDS"
+
+func nodeKinds() []string {
+	var out []string
+	for _, k := range strings.Split(os.Getenv(NodeKindsEnv), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{local.NodesKwok, local.NodesKubelet}
+	}
+	return out
+}
+
 var _ = Describe("local provider", func() {
 	for _, v := range versions() {
-		Context("Kubernetes "+v, Ordered, func() {
-			var (
-				c      *local.Cluster
-				client kubernetes.Interface
-			)
-			BeforeAll(func(ctx SpecContext) {
-				var err error
-				c, err = local.Start(ctx, local.Config{Version: v, Progress: GinkgoWriter, KwokStages: pods.KwokStages()})
-				Expect(err).NotTo(HaveOccurred())
-				DeferCleanup(c.Stop)
-				client = c.Client()
-			}, NodeTimeout(40*time.Minute)) // may build the binaries first
-
-			// newNamespace gives a spec its own namespace and a recorder on it.
-			newNamespace := func(ctx context.Context, prefix string) (string, *recorder.Recorder) {
-				ns, err := kube.CreateNamespace(ctx, client, prefix)
-				Expect(err).NotTo(HaveOccurred())
-				DeferCleanup(func(ctx context.Context) { _ = kube.DeleteNamespace(ctx, client, ns) })
-				rec, err := recorder.Start(ctx, client, ns)
-				Expect(err).NotTo(HaveOccurred())
-				DeferCleanup(func() {
-					if CurrentSpecReport().Failed() {
-						AddReportEntry("timeline", rec.Dump("Job", "Pod", "Event"))
+		for _, kind := range nodeKinds() {
+			Context("Kubernetes "+v+" on "+kind+" nodes", Ordered, func() {
+				var (
+					c      *local.Cluster
+					client kubernetes.Interface
+				)
+				BeforeAll(func(ctx SpecContext) {
+					var err error
+					c, err = local.Start(ctx, local.Config{Version: v, Progress: GinkgoWriter, KwokStages: pods.KwokStages(), NodeKind: kind})
+					if errors.Is(err, kubeletnode.ErrCannotRun) {
+						Skip(err.Error())
 					}
-					rec.Stop()
-				})
-				return ns, rec
-			}
+					Expect(err).NotTo(HaveOccurred())
+					DeferCleanup(c.Stop)
+					client = c.Client()
+				}, NodeTimeout(40*time.Minute)) // may build the binaries first
 
-			It("serves the requested version with every node Ready", func(ctx SpecContext) {
-				info, err := client.Discovery().ServerVersion()
-				Expect(err).NotTo(HaveOccurred())
-				want, _ := k8sbin.ParseVersion(v)
-				Expect(info.GitVersion).To(Equal(want))
-				set, err := (&k8sbin.Builder{Progress: GinkgoWriter}).Ensure(ctx, v)
-				Expect(err).NotTo(HaveOccurred())
-				out, err := exec.CommandContext(ctx, set.Path(k8sbin.APIServer), "--version").Output()
-				Expect(err).NotTo(HaveOccurred())
-				Expect(strings.TrimSpace(string(out))).To(Equal("Kubernetes " + want))
-				nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-				Expect(err).NotTo(HaveOccurred())
-				Expect(nodes.Items).To(HaveLen(3))
-				for _, n := range nodes.Items {
-					Expect(n.Labels).To(HaveKey(local.NodeGroupLabel))
-				}
-				Expect(local.ListenAddresses(c)).To(HaveEach(HavePrefix("127.0.0.1:")))
-			})
-
-			It("podReplacementPolicy Failed: no replacement until the terminating pod is Failed", func(ctx SpecContext) {
-				ns, rec := newNamespace(ctx, "prp-failed")
-				job := kube.NewJob("prp-failed", 1, pods.RunForever().TrapSIGTERM(5*time.Second, 143))
-				job.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
-				_, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
-				Expect(err).NotTo(HaveOccurred())
-
-				first := waitPod(ctx, rec, "a running pod", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
-				t0 := time.Now()
-				Expect(client.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
-
-				waitJob(ctx, rec, "terminating=1 active=0", func(s batchv1.JobStatus) bool {
-					return ptr.Deref(s.Terminating, -1) == 1 && s.Active == 0
-				})
-				failed := waitPodEntry(ctx, rec, "the deleted pod Failed", func(p *corev1.Pod) bool {
-					return p.Name == first.Name && p.Status.Phase == corev1.PodFailed
-				})
-				repl := waitPodEntry(ctx, rec, "a replacement pod", func(p *corev1.Pod) bool { return p.Name != first.Name })
-
-				By("the trap held the pod for its 5s and it exited 143")
-				Expect(failed.Time.Sub(t0)).To(BeNumerically(">=", 5*time.Second))
-				Expect(failed.Pod().Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeEquivalentTo(143))
-				By("no other pod existed before the deleted one reached Failed")
-				Expect(repl.Seq).To(BeNumerically(">", failed.Seq))
-				Expect(repl.Time.Sub(failed.Time)).To(BeNumerically(">=", backoff-time.Second), "replacement before the pod-failure backoff ran out")
-				for _, e := range rec.Of("Pod") {
-					if e.Seq < failed.Seq {
-						Expect(e.Name).To(Equal(first.Name), "pod %s appeared while %s was terminating", e.Name, first.Name)
-					}
-				}
-				waitJob(ctx, rec, "active=1 failed=1 terminating=0", func(s batchv1.JobStatus) bool {
-					return s.Active == 1 && s.Failed == 1 && ptr.Deref(s.Terminating, -1) == 0
-				})
-			})
-
-			// The built-in controller applies its pod-failure backoff (10s for the
-			// first failure) before any replacement; under TerminatingOrFailed its
-			// clock starts at the deletion, so the trap here outlasts it to show the
-			// replacement running beside the still-terminating pod.
-			It("podReplacementPolicy TerminatingOrFailed: replacement while the old pod terminates, which counts as failed", func(ctx SpecContext) {
-				ns, rec := newNamespace(ctx, "prp-tof")
-				job := kube.NewJob("prp-tof", 1, pods.RunForever().TrapSIGTERM(20*time.Second, 143))
-				job.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
-				_, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
-				Expect(err).NotTo(HaveOccurred())
-
-				first := waitPod(ctx, rec, "a running pod", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
-				t0 := time.Now()
-				Expect(client.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
-
-				waitJob(ctx, rec, "failed=1 terminating=1 before any replacement", func(s batchv1.JobStatus) bool {
-					return s.Active == 0 && s.Failed == 1 && ptr.Deref(s.Terminating, -1) == 1
-				})
-				repl := waitPodEntry(ctx, rec, "a replacement pod", func(p *corev1.Pod) bool { return p.Name != first.Name })
-				waitJob(ctx, rec, "active=1 failed=1 terminating=1", func(s batchv1.JobStatus) bool {
-					return s.Active == 1 && s.Failed == 1 && ptr.Deref(s.Terminating, -1) == 1
-				})
-				failed := waitPodEntry(ctx, rec, "the deleted pod Failed", func(p *corev1.Pod) bool {
-					return p.Name == first.Name && p.Status.Phase == corev1.PodFailed
-				})
-				latency := repl.Time.Sub(t0)
-				GinkgoWriter.Printf("replacement created %s after the deletion\n", latency)
-				By("the replacement came while the deleted pod still terminated, one backoff after the deletion")
-				Expect(repl.Seq).To(BeNumerically("<", failed.Seq))
-				Expect(latency).To(BeNumerically(">=", backoff-time.Second), "replacement before the pod-failure backoff ran out")
-				Expect(latency).To(BeNumerically("<", backoff+4*time.Second))
-				waitJob(ctx, rec, "terminating=0 after the pod ended", func(s batchv1.JobStatus) bool {
-					return s.Active == 1 && s.Failed == 1 && ptr.Deref(s.Terminating, -1) == 0
-				})
-			})
-
-			It("readiness gates: Ready stays False until the gate is True, and follows it", func(ctx SpecContext) {
-				ns, rec := newNamespace(ctx, "gate")
-				gate := corev1.PodConditionType("jobconform.io/gate")
-				tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}}
-				pods.RunForever().WithGates(gate).Apply(&tmpl)
-				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gated", Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
-				_, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-				Expect(err).NotTo(HaveOccurred())
-
-				running := waitPodEntry(ctx, rec, "containers ready", func(p *corev1.Pod) bool {
-					return kube.PodCondition(p, corev1.ContainersReady) == corev1.ConditionTrue
-				})
-				Expect(kube.PodCondition(running.Pod(), corev1.PodReady)).To(Equal(corev1.ConditionFalse))
-				Expect(readyReason(running.Pod())).To(Equal("ReadinessGatesNotReady"))
-
-				setGate(ctx, client, ns, "gated", gate, corev1.ConditionTrue)
-				gateSet := waitPodEntry(ctx, rec, "the gate condition recorded", func(p *corev1.Pod) bool {
-					return kube.PodCondition(p, gate) == corev1.ConditionTrue
-				})
-				readyAt := waitPodEntry(ctx, rec, "Ready=True", func(p *corev1.Pod) bool {
-					return kube.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue
-				})
-				Expect(readyAt.Seq).To(BeNumerically(">=", gateSet.Seq), "Ready became True before the gate was set")
-
-				setGate(ctx, client, ns, "gated", gate, corev1.ConditionFalse)
-				waitPodEntry(ctx, rec, "Ready=False after the gate flipped back", func(p *corev1.Pod) bool {
-					return kube.PodCondition(p, gate) == corev1.ConditionFalse && kube.PodCondition(p, corev1.PodReady) == corev1.ConditionFalse
-				})
-			})
-
-			It("pod behaviours: SIGTERM cut at the grace period (137), ready after a delay, OnFailure restarts in place", func(ctx SpecContext) {
-				ns, rec := newNamespace(ctx, "behave")
-
-				By("a trap longer than the grace period is killed at the grace period with 137")
-				tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To[int64](2)}}
-				pods.RunForever().TrapSIGTERM(30*time.Second, 143).WithReadyAfter(2 * time.Second).Apply(&tmpl)
-				_, err := client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "slow", Annotations: tmpl.Annotations}, Spec: tmpl.Spec}, metav1.CreateOptions{})
-				Expect(err).NotTo(HaveOccurred())
-				started := waitPodEntry(ctx, rec, "slow running", func(p *corev1.Pod) bool { return p.Name == "slow" && p.Status.Phase == corev1.PodRunning })
-				Expect(kube.PodCondition(started.Pod(), corev1.ContainersReady)).To(Equal(corev1.ConditionFalse), "ready before its ready-after delay")
-				ready := waitPodEntry(ctx, rec, "slow ready", func(p *corev1.Pod) bool {
-					return p.Name == "slow" && kube.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue
-				})
-				Expect(ready.Time.Sub(started.Time)).To(BeNumerically(">=", time.Second), "ready-after 2s (API times resolve to the second)")
-				t0 := time.Now()
-				Expect(client.CoreV1().Pods(ns).Delete(ctx, "slow", metav1.DeleteOptions{})).To(Succeed())
-				killed := waitPodEntry(ctx, rec, "slow Failed", func(p *corev1.Pod) bool { return p.Name == "slow" && p.Status.Phase == corev1.PodFailed })
-				Expect(killed.Pod().Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeEquivalentTo(137))
-				Expect(killed.Time.Sub(t0)).To(And(BeNumerically(">=", 2*time.Second), BeNumerically("<", 5*time.Second)))
-				_, err = rec.WaitFor(ctx, 30*time.Second, "slow removed by its node", func(e recorder.Entry) bool { return e.Name == "slow" && e.Type == recorder.Deleted })
-				Expect(err).NotTo(HaveOccurred())
-
-				By("restartPolicy OnFailure: the container restarts in the same pod after the crash-loop back-off")
-				job := kube.NewJob("onfailure", 1, pods.Fail(3))
-				job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
-				job.Spec.BackoffLimit = ptr.To[int32](2)
-				_, err = client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
-				Expect(err).NotTo(HaveOccurred())
-				restarted := waitPodEntry(ctx, rec, "running again after one restart", func(p *corev1.Pod) bool {
-					cs := p.Status.ContainerStatuses
-					return kube.IsOwnedBy(p, "onfailure") && len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil
-				})
-				last := restarted.Pod().Status.ContainerStatuses[0].LastTerminationState.Terminated
-				Expect(last).NotTo(BeNil())
-				Expect(last.ExitCode).To(BeEquivalentTo(3))
-				Expect(last.FinishedAt.Time).To(BeTemporally("<=", restarted.Pod().Status.ContainerStatuses[0].State.Running.StartedAt.Add(-9*time.Second)), "restarted before the 10s crash-loop back-off")
-				waitJob(ctx, rec, "Failed with BackoffLimitExceeded", func(s batchv1.JobStatus) bool {
-					for _, c := range s.Conditions {
-						if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonBackoffLimitExceeded {
-							return true
+				// newNamespace gives a spec its own namespace and a recorder on it.
+				newNamespace := func(ctx context.Context, prefix string) (string, *recorder.Recorder) {
+					ns, err := kube.CreateNamespace(ctx, client, prefix)
+					Expect(err).NotTo(HaveOccurred())
+					DeferCleanup(func(ctx context.Context) { _ = kube.DeleteNamespace(ctx, client, ns) })
+					rec, err := recorder.Start(ctx, client, ns)
+					Expect(err).NotTo(HaveOccurred())
+					DeferCleanup(func() {
+						if CurrentSpecReport().Failed() {
+							AddReportEntry("timeline", rec.Dump("Job", "Pod", "Event"))
 						}
-					}
-					return false
-				})
-				Expect(rec.PodNames()).To(ContainElement(restarted.Name))
-				owned := 0
-				for _, n := range rec.PodNames() {
-					if strings.HasPrefix(n, "onfailure-") {
-						owned++
-					}
+						rec.Stop()
+					})
+					return ns, rec
 				}
-				Expect(owned).To(Equal(1), "OnFailure must restart in place, not create pods")
-			})
 
-			It("restarts components while etcd keeps the data, and loses and regains a node group", func(ctx SpecContext) {
-				ns, _ := newNamespace(ctx, "restart")
-				_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}}, metav1.CreateOptions{})
-				Expect(err).NotTo(HaveOccurred())
-
-				Expect(c.RestartComponent(ctx, local.APIServer, local.Restart{})).To(Succeed())
-				_, err = client.CoreV1().ConfigMaps(ns).Get(ctx, "keep", metav1.GetOptions{})
-				Expect(err).NotTo(HaveOccurred(), "data lost across an apiserver restart")
-
-				Expect(c.RestartComponent(ctx, local.ControllerManager, local.Restart{FeatureGates: map[string]bool{"AllAlpha": false}})).To(Succeed())
-				Expect(local.Args(c, local.ControllerManager)).To(ContainElement(ContainSubstring("AllAlpha=false")))
-				Expect(c.RestartComponent(ctx, local.ControllerManager, local.Restart{ResetFeatureGates: true})).To(Succeed())
-				Expect(local.Args(c, local.ControllerManager)).NotTo(ContainElement(ContainSubstring("AllAlpha=false")))
-
-				By("a crashed scheduler comes back")
-				Expect(c.RestartComponent(ctx, local.Scheduler, local.Restart{Crash: true})).To(Succeed())
-
-				By("a deleted Node object is registered again")
-				Expect(client.CoreV1().Nodes().Delete(ctx, local.NodeName(1, 0), metav1.DeleteOptions{})).To(Succeed())
-				Eventually(func() bool {
-					_, err := client.CoreV1().Nodes().Get(ctx, local.NodeName(1, 0), metav1.GetOptions{})
-					return apierrors.IsNotFound(err)
-				}).WithContext(ctx).WithTimeout(30 * time.Second).Should(BeTrue())
-				Expect(c.RecreateNodes(ctx, 1)).To(Succeed())
-				Expect(c.WaitNodesReady(ctx, time.Minute)).To(Succeed())
-
-				Expect(c.StopNodeGroup(0)).To(Succeed())
-				Expect(c.NodeGroupRunning(0)).To(BeFalse())
-				Expect(c.StartNodeGroup(ctx, 0)).To(Succeed())
-				Expect(c.NodeGroupRunning(0)).To(BeTrue())
-
-				By("a Job still completes on the restarted cluster")
-				_, err = client.BatchV1().Jobs(ns).Create(ctx, kube.NewJob("after-restart", 3, pods.Succeed(time.Second)), metav1.CreateOptions{})
-				Expect(err).NotTo(HaveOccurred())
-				Eventually(func(g Gomega) int32 {
-					j, err := client.BatchV1().Jobs(ns).Get(ctx, "after-restart", metav1.GetOptions{})
-					g.Expect(err).NotTo(HaveOccurred())
-					return j.Status.Succeeded
-				}).WithContext(ctx).WithTimeout(60 * time.Second).Should(BeEquivalentTo(3))
-			})
-
-			It("swaps the apiserver for another release's binary and back (upgrade drill)", func(ctx SpecContext) {
-				other := otherVersion(v)
-				if other == "" {
-					Skip("needs a newer release than " + v + " in " + VersionsEnv)
-				}
-				ns, _ := newNamespace(ctx, "swap")
-				_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}}, metav1.CreateOptions{})
-				Expect(err).NotTo(HaveOccurred())
-				for _, to := range []string{other, v} {
-					Expect(c.RestartComponent(ctx, local.APIServer, local.Restart{Version: to})).To(Succeed())
+				It("serves the requested version with every node Ready", func(ctx SpecContext) {
 					info, err := client.Discovery().ServerVersion()
 					Expect(err).NotTo(HaveOccurred())
-					want, _ := k8sbin.ParseVersion(to)
+					want, _ := k8sbin.ParseVersion(v)
 					Expect(info.GitVersion).To(Equal(want))
-					Expect(c.ComponentVersion(local.APIServer)).To(Equal(want))
-					_, err = client.CoreV1().ConfigMaps(ns).Get(ctx, "keep", metav1.GetOptions{})
-					Expect(err).NotTo(HaveOccurred(), "data lost across the swap to %s", to)
-				}
-			})
+					set, err := (&k8sbin.Builder{Progress: GinkgoWriter}).Ensure(ctx, v)
+					Expect(err).NotTo(HaveOccurred())
+					out, err := exec.CommandContext(ctx, set.Path(k8sbin.APIServer), "--version").Output()
+					Expect(err).NotTo(HaveOccurred())
+					Expect(strings.TrimSpace(string(out))).To(Equal("Kubernetes " + want))
+					nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+					Expect(err).NotTo(HaveOccurred())
+					Expect(nodes.Items).To(HaveLen(3))
+					for _, n := range nodes.Items {
+						Expect(n.Labels).To(HaveKey(local.NodeGroupLabel))
+					}
+					Expect(local.ListenAddresses(c)).To(HaveEach(HavePrefix("127.0.0.1:")))
+				})
 
-			// Last of the Ordered specs: each apiserver restart here costs ~13s of
-			// downtime, and enough of it in a row lets node leases expire.
-			It("runs the apiserver as the previous minor (--emulated-version, KEP-4330) and back", func(ctx SpecContext) {
-				ns, _ := newNamespace(ctx, "emulated")
-				_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}}, metav1.CreateOptions{})
-				Expect(err).NotTo(HaveOccurred())
-				sv, err := k8sbin.ParseVersion(v)
-				Expect(err).NotTo(HaveOccurred())
-				var major, minor int
-				_, err = fmt.Sscanf(sv, "v%d.%d.", &major, &minor)
-				Expect(err).NotTo(HaveOccurred())
-				for _, ev := range []string{fmt.Sprintf("%d.%d", major, minor-1), fmt.Sprintf("%d.%d", major, minor)} {
-					Expect(c.RestartComponent(ctx, local.APIServer, local.Restart{EmulatedVersion: ev})).To(Succeed())
-					Expect(local.Args(c, local.APIServer)).To(ContainElement("--emulated-version=" + ev))
+				It("podReplacementPolicy Failed: no replacement until the terminating pod is Failed", func(ctx SpecContext) {
+					ns, rec := newNamespace(ctx, "prp-failed")
+					job := kube.NewJob("prp-failed", 1, pods.RunForever().TrapSIGTERM(5*time.Second, 143))
+					c.Pods().Adapt(&job.Spec.Template)
+					job.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+					_, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+
+					first := waitPod(ctx, rec, "a running pod", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+					t0 := time.Now()
+					Expect(client.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
+
+					waitJob(ctx, rec, "terminating=1 active=0", func(s batchv1.JobStatus) bool {
+						return ptr.Deref(s.Terminating, -1) == 1 && s.Active == 0
+					})
+					failed := waitPodEntry(ctx, rec, "the deleted pod Failed", func(p *corev1.Pod) bool {
+						return p.Name == first.Name && p.Status.Phase == corev1.PodFailed
+					})
+					repl := waitPodEntry(ctx, rec, "a replacement pod", func(p *corev1.Pod) bool { return p.Name != first.Name })
+
+					By("the trap held the pod for its 5s and it exited 143")
+					Expect(failed.Time.Sub(t0)).To(BeNumerically(">=", 5*time.Second))
+					Expect(failed.Pod().Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeEquivalentTo(143))
+					By("no other pod existed before the deleted one reached Failed")
+					Expect(repl.Seq).To(BeNumerically(">", failed.Seq))
+					Expect(repl.Time.Sub(failed.Time)).To(BeNumerically(">=", backoff-time.Second), "replacement before the pod-failure backoff ran out")
+					for _, e := range rec.Of("Pod") {
+						if e.Seq < failed.Seq {
+							Expect(e.Name).To(Equal(first.Name), "pod %s appeared while %s was terminating", e.Name, first.Name)
+						}
+					}
+					waitJob(ctx, rec, "active=1 failed=1 terminating=0", func(s batchv1.JobStatus) bool {
+						return s.Active == 1 && s.Failed == 1 && ptr.Deref(s.Terminating, -1) == 0
+					})
+				})
+
+				// The built-in controller applies its pod-failure backoff (10s for the
+				// first failure) before any replacement; under TerminatingOrFailed its
+				// clock starts at the deletion, so the trap here outlasts it to show the
+				// replacement running beside the still-terminating pod.
+				It("podReplacementPolicy TerminatingOrFailed: replacement while the old pod terminates, which counts as failed", func(ctx SpecContext) {
+					ns, rec := newNamespace(ctx, "prp-tof")
+					job := kube.NewJob("prp-tof", 1, pods.RunForever().TrapSIGTERM(20*time.Second, 143))
+					c.Pods().Adapt(&job.Spec.Template)
+					job.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
+					_, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+
+					first := waitPod(ctx, rec, "a running pod", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+					t0 := time.Now()
+					Expect(client.CoreV1().Pods(ns).Delete(ctx, first.Name, metav1.DeleteOptions{})).To(Succeed())
+
+					waitJob(ctx, rec, "failed=1 terminating=1 before any replacement", func(s batchv1.JobStatus) bool {
+						return s.Active == 0 && s.Failed == 1 && ptr.Deref(s.Terminating, -1) == 1
+					})
+					repl := waitPodEntry(ctx, rec, "a replacement pod", func(p *corev1.Pod) bool { return p.Name != first.Name })
+					waitJob(ctx, rec, "active=1 failed=1 terminating=1", func(s batchv1.JobStatus) bool {
+						return s.Active == 1 && s.Failed == 1 && ptr.Deref(s.Terminating, -1) == 1
+					})
+					failed := waitPodEntry(ctx, rec, "the deleted pod Failed", func(p *corev1.Pod) bool {
+						return p.Name == first.Name && p.Status.Phase == corev1.PodFailed
+					})
+					latency := repl.Time.Sub(t0)
+					GinkgoWriter.Printf("replacement created %s after the deletion\n", latency)
+					By("the replacement came while the deleted pod still terminated, one backoff after the deletion")
+					Expect(repl.Seq).To(BeNumerically("<", failed.Seq))
+					Expect(latency).To(BeNumerically(">=", backoff-time.Second), "replacement before the pod-failure backoff ran out")
+					Expect(latency).To(BeNumerically("<", backoff+4*time.Second))
+					waitJob(ctx, rec, "terminating=0 after the pod ended", func(s batchv1.JobStatus) bool {
+						return s.Active == 1 && s.Failed == 1 && ptr.Deref(s.Terminating, -1) == 0
+					})
+				})
+
+				It("readiness gates: Ready stays False until the gate is True, and follows it", func(ctx SpecContext) {
+					ns, rec := newNamespace(ctx, "gate")
+					gate := corev1.PodConditionType("jobconform.io/gate")
+					tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}}
+					pods.RunForever().WithGates(gate).Apply(&tmpl)
+					c.Pods().Adapt(&tmpl)
+					pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gated", Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
+					_, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+
+					running := waitPodEntry(ctx, rec, "containers ready", func(p *corev1.Pod) bool {
+						return kube.PodCondition(p, corev1.ContainersReady) == corev1.ConditionTrue
+					})
+					Expect(kube.PodCondition(running.Pod(), corev1.PodReady)).To(Equal(corev1.ConditionFalse))
+					Expect(readyReason(running.Pod())).To(Equal("ReadinessGatesNotReady"))
+
+					setGate(ctx, client, ns, "gated", gate, corev1.ConditionTrue)
+					gateSet := waitPodEntry(ctx, rec, "the gate condition recorded", func(p *corev1.Pod) bool {
+						return kube.PodCondition(p, gate) == corev1.ConditionTrue
+					})
+					readyAt := waitPodEntry(ctx, rec, "Ready=True", func(p *corev1.Pod) bool {
+						return kube.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue
+					})
+					Expect(readyAt.Seq).To(BeNumerically(">=", gateSet.Seq), "Ready became True before the gate was set")
+
+					setGate(ctx, client, ns, "gated", gate, corev1.ConditionFalse)
+					waitPodEntry(ctx, rec, "Ready=False after the gate flipped back", func(p *corev1.Pod) bool {
+						return kube.PodCondition(p, gate) == corev1.ConditionFalse && kube.PodCondition(p, corev1.PodReady) == corev1.ConditionFalse
+					})
+				})
+
+				It("pod behaviours: SIGTERM cut at the grace period (137), ready after a delay, OnFailure restarts in place", func(ctx SpecContext) {
+					ns, rec := newNamespace(ctx, "behave")
+
+					By("a trap longer than the grace period is killed at the grace period with 137")
+					tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To[int64](2)}}
+					pods.RunForever().TrapSIGTERM(30*time.Second, 143).WithReadyAfter(2 * time.Second).Apply(&tmpl)
+					c.Pods().Adapt(&tmpl)
+					_, err := client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "slow", Annotations: tmpl.Annotations}, Spec: tmpl.Spec}, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+					started := waitPodEntry(ctx, rec, "slow running", func(p *corev1.Pod) bool { return p.Name == "slow" && p.Status.Phase == corev1.PodRunning })
+					Expect(kube.PodCondition(started.Pod(), corev1.ContainersReady)).To(Equal(corev1.ConditionFalse), "ready before its ready-after delay")
+					ready := waitPodEntry(ctx, rec, "slow ready", func(p *corev1.Pod) bool {
+						return p.Name == "slow" && kube.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue
+					})
+					Expect(ready.Time.Sub(started.Time)).To(BeNumerically(">=", time.Second), "ready-after 2s (API times resolve to the second)")
+					t0 := time.Now()
+					Expect(client.CoreV1().Pods(ns).Delete(ctx, "slow", metav1.DeleteOptions{})).To(Succeed())
+					killed := waitPodEntry(ctx, rec, "slow Failed", func(p *corev1.Pod) bool { return p.Name == "slow" && p.Status.Phase == corev1.PodFailed })
+					Expect(killed.Pod().Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeEquivalentTo(137))
+					Expect(killed.Time.Sub(t0)).To(And(BeNumerically(">=", 2*time.Second), BeNumerically("<", 5*time.Second)))
+					_, err = rec.WaitFor(ctx, 30*time.Second, "slow removed by its node", func(e recorder.Entry) bool { return e.Name == "slow" && e.Type == recorder.Deleted })
+					Expect(err).NotTo(HaveOccurred())
+
+					By("restartPolicy OnFailure: the container restarts in the same pod after the crash-loop back-off")
+					job := kube.NewJob("onfailure", 1, pods.Fail(3))
+					c.Pods().Adapt(&job.Spec.Template)
+					job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+					job.Spec.BackoffLimit = ptr.To[int32](2)
+					_, err = client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+					restarted := waitPodEntry(ctx, rec, "running again after one restart", func(p *corev1.Pod) bool {
+						cs := p.Status.ContainerStatuses
+						return kube.IsOwnedBy(p, "onfailure") && len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil
+					})
+					last := restarted.Pod().Status.ContainerStatuses[0].LastTerminationState.Terminated
+					Expect(last).NotTo(BeNil())
+					Expect(last.ExitCode).To(BeEquivalentTo(3))
+					Expect(last.FinishedAt.Time).To(BeTemporally("<=", restarted.Pod().Status.ContainerStatuses[0].State.Running.StartedAt.Add(-9*time.Second)), "restarted before the 10s crash-loop back-off")
+					waitJob(ctx, rec, "Failed with BackoffLimitExceeded", func(s batchv1.JobStatus) bool {
+						for _, c := range s.Conditions {
+							if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonBackoffLimitExceeded {
+								return true
+							}
+						}
+						return false
+					})
+					Expect(rec.PodNames()).To(ContainElement(restarted.Name))
+					owned := 0
+					for _, n := range rec.PodNames() {
+						if strings.HasPrefix(n, "onfailure-") {
+							owned++
+						}
+					}
+					Expect(owned).To(Equal(1), "OnFailure must restart in place, not create pods")
+				})
+
+				It("restarts components while etcd keeps the data, and loses and regains a node group", func(ctx SpecContext) {
+					ns, _ := newNamespace(ctx, "restart")
+					_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}}, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+
+					Expect(c.RestartComponent(ctx, local.APIServer, local.Restart{})).To(Succeed())
 					_, err = client.CoreV1().ConfigMaps(ns).Get(ctx, "keep", metav1.GetOptions{})
-					Expect(err).NotTo(HaveOccurred(), "data lost across --emulated-version=%s", ev)
+					Expect(err).NotTo(HaveOccurred(), "data lost across an apiserver restart")
+
+					Expect(c.RestartComponent(ctx, local.ControllerManager, local.Restart{FeatureGates: map[string]bool{"AllAlpha": false}})).To(Succeed())
+					Expect(local.Args(c, local.ControllerManager)).To(ContainElement(ContainSubstring("AllAlpha=false")))
+					Expect(c.RestartComponent(ctx, local.ControllerManager, local.Restart{ResetFeatureGates: true})).To(Succeed())
+					Expect(local.Args(c, local.ControllerManager)).NotTo(ContainElement(ContainSubstring("AllAlpha=false")))
+
+					By("a crashed scheduler comes back")
+					Expect(c.RestartComponent(ctx, local.Scheduler, local.Restart{Crash: true})).To(Succeed())
+
+					By("a deleted Node object is registered again")
+					Expect(client.CoreV1().Nodes().Delete(ctx, c.NodesOf(1)[0], metav1.DeleteOptions{})).To(Succeed())
+					Eventually(func() bool {
+						_, err := client.CoreV1().Nodes().Get(ctx, c.NodesOf(1)[0], metav1.GetOptions{})
+						return apierrors.IsNotFound(err)
+					}).WithContext(ctx).WithTimeout(30 * time.Second).Should(BeTrue())
+					Expect(c.RecreateNodes(ctx, 1)).To(Succeed())
+					Expect(c.WaitNodesReady(ctx, time.Minute)).To(Succeed())
+
+					Expect(c.StopNodeGroup(0)).To(Succeed())
+					Expect(c.NodeGroupRunning(0)).To(BeFalse())
+					Expect(c.StartNodeGroup(ctx, 0)).To(Succeed())
+					Expect(c.NodeGroupRunning(0)).To(BeTrue())
+
+					By("a Job still completes on the restarted cluster")
+					after := kube.NewJob("after-restart", 3, pods.Succeed(time.Second))
+					c.Pods().Adapt(&after.Spec.Template)
+					_, err = client.BatchV1().Jobs(ns).Create(ctx, after, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+					Eventually(func(g Gomega) int32 {
+						j, err := client.BatchV1().Jobs(ns).Get(ctx, "after-restart", metav1.GetOptions{})
+						g.Expect(err).NotTo(HaveOccurred())
+						return j.Status.Succeeded
+					}).WithContext(ctx).WithTimeout(60 * time.Second).Should(BeEquivalentTo(3))
+				})
+
+				if kind != local.NodesKwok {
+					return // the control-plane swaps below do not depend on the nodes
 				}
+
+				It("swaps the apiserver for another release's binary and back (upgrade drill)", func(ctx SpecContext) {
+					other := otherVersion(v)
+					if other == "" {
+						Skip("needs a newer release than " + v + " in " + VersionsEnv)
+					}
+					ns, _ := newNamespace(ctx, "swap")
+					_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}}, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+					for _, to := range []string{other, v} {
+						Expect(c.RestartComponent(ctx, local.APIServer, local.Restart{Version: to})).To(Succeed())
+						info, err := client.Discovery().ServerVersion()
+						Expect(err).NotTo(HaveOccurred())
+						want, _ := k8sbin.ParseVersion(to)
+						Expect(info.GitVersion).To(Equal(want))
+						Expect(c.ComponentVersion(local.APIServer)).To(Equal(want))
+						_, err = client.CoreV1().ConfigMaps(ns).Get(ctx, "keep", metav1.GetOptions{})
+						Expect(err).NotTo(HaveOccurred(), "data lost across the swap to %s", to)
+					}
+				})
+
+				// Last of the Ordered specs: each apiserver restart here costs ~13s of
+				// downtime, and enough of it in a row lets node leases expire.
+				It("runs the apiserver as the previous minor (--emulated-version, KEP-4330) and back", func(ctx SpecContext) {
+					ns, _ := newNamespace(ctx, "emulated")
+					_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}}, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+					sv, err := k8sbin.ParseVersion(v)
+					Expect(err).NotTo(HaveOccurred())
+					var major, minor int
+					_, err = fmt.Sscanf(sv, "v%d.%d.", &major, &minor)
+					Expect(err).NotTo(HaveOccurred())
+					for _, ev := range []string{fmt.Sprintf("%d.%d", major, minor-1), fmt.Sprintf("%d.%d", major, minor)} {
+						Expect(c.RestartComponent(ctx, local.APIServer, local.Restart{EmulatedVersion: ev})).To(Succeed())
+						Expect(local.Args(c, local.APIServer)).To(ContainElement("--emulated-version=" + ev))
+						_, err = client.CoreV1().ConfigMaps(ns).Get(ctx, "keep", metav1.GetOptions{})
+						Expect(err).NotTo(HaveOccurred(), "data lost across --emulated-version=%s", ev)
+					}
+				})
 			})
-		})
+		}
 	}
 })
 

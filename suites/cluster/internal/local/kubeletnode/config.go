@@ -103,7 +103,7 @@ tlsCertFile: %q
 tlsPrivateKeyFile: %q
 containerRuntimeEndpoint: unix://%s
 cgroupDriver: cgroupfs
-cgroupsPerQOS: false
+cgroupsPerQOS: true
 cgroupRoot: %s
 enforceNodeAllocatable: []
 %sfailSwapOn: false

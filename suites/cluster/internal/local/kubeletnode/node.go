@@ -110,6 +110,9 @@ func (n *Node) start(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := createCgroup(n.cgroupRoot); err != nil {
+		return err
+	}
 	n.containerd.SetCommand("containerd", "--config="+filepath.Join(n.dir, "containerd.toml"), "--log-level=warn")
 	if err := n.containerd.Start(); err != nil {
 		return err
@@ -259,3 +262,7 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// ContainerPIDs lists the processes that run in the node's cgroups now: its
+// pods' containers and sandboxes.
+func (n *Node) ContainerPIDs() []int { return cgroupPIDs(n.cgroupRoot) }

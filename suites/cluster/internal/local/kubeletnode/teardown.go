@@ -85,6 +85,27 @@ func cgroupsWritable() error {
 	return os.Remove(probe)
 }
 
+// createCgroup makes the node's cgroup in every hierarchy: the kubelet puts
+// its QoS classes and pods below it (cgroupRoot), so everything the node's
+// containers run in is found, and removed, under one name.
+func createCgroup(root string) error {
+	for _, m := range cgroupMounts() {
+		dir := filepath.Join(m, root)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("cgroup %s: %w", dir, err)
+		}
+		// A cpuset cgroup admits no process until it has CPUs and memory nodes.
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			if v, err := os.ReadFile(filepath.Join(m, f)); err == nil {
+				if err := os.WriteFile(filepath.Join(dir, f), v, 0o644); err != nil {
+					return fmt.Errorf("cgroup %s: %w", dir, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 type mount struct{ point, fstype string }
 
 // mountInfo reads this process's mount table.
