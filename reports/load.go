@@ -54,6 +54,8 @@ type Run struct {
 	// whether the harness caught the fault as it expected.
 	Faults      []string
 	SpecVerdict string
+	// Nodes is "kubelet" for a run on real kubelet nodes.
+	Nodes string
 }
 
 // Control tells whether r judged a controller broken on purpose.
@@ -118,6 +120,8 @@ type Result struct {
 	// Faults: the controller was broken on purpose (a negative control, or a
 	// mutant of make mutate); its failures are the harness catching it.
 	Faults []string `json:"faults,omitempty"`
+	// Nodes is "kubelet" for a run on real kubelet nodes, "" on kwok nodes.
+	Nodes string `json:"nodes,omitempty"`
 }
 
 // NewRun joins a spec with the Result it attached (nil: the harness's own
@@ -125,8 +129,8 @@ type Result struct {
 func NewRun(s Spec, res *Result, lines string) (Run, error) {
 	r := Run{Suite: s.Suite, Spec: s.Text, Scenario: s.Leaf, Seconds: s.Seconds, Features: s.Labels, Verdict: s.Verdict, SpecVerdict: s.Verdict}
 	if res != nil {
-		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults =
-			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults
+		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes =
+			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes
 		if len(res.Features) > 0 {
 			r.Features = res.Features
 		}
@@ -159,7 +163,10 @@ func Sort(runs []Run) {
 		if a.Controller != b.Controller {
 			return a.Controller < b.Controller
 		}
-		return a.Version < b.Version
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		return a.Nodes < b.Nodes
 	})
 }
 

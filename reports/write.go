@@ -11,21 +11,25 @@ import (
 	"time"
 )
 
-// column is one controller at one Kubernetes version.
-type column struct{ Controller, Version string }
+// column is one controller at one Kubernetes version, on kwok or kubelet nodes.
+type column struct{ Controller, Version, Nodes string }
 
 func (c column) String() string {
-	if c.Version == "" {
-		return c.Controller
+	s := c.Controller
+	if c.Version != "" {
+		s += " @ " + c.Version
 	}
-	return c.Controller + " @ " + c.Version
+	if c.Nodes != "" {
+		s += " on " + c.Nodes + " nodes"
+	}
+	return s
 }
 
 func columnOf(r Run) column {
 	if r.Controller == "" {
 		return column{Controller: r.Suite}
 	}
-	return column{r.Controller, r.Version}
+	return column{r.Controller, r.Version, r.Nodes}
 }
 
 func columns(runs []Run) []column {

@@ -63,7 +63,7 @@ func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller, ref *c
 	if err != nil {
 		Skip(err.Error())
 	}
-	r := runner.RunWith(ctx, client, setup.Version, s, c, runner.Options{Chaos: env, Seed: seed, Pods: setup.Pods})
+	r := runner.RunWith(ctx, client, setup.Version, s, c, runner.Options{Chaos: env, Seed: seed, Pods: setup.Pods, Nodes: setup.Nodes})
 	ginkgoreport.Attach(r, s.Features)
 	return r
 }

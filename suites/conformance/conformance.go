@@ -55,6 +55,7 @@ var env struct {
 	client  kubernetes.Interface
 	version string
 	pods    pods.Target
+	nodes   string
 }
 
 // setup is process 1's cluster and controllers, torn down in SynchronizedAfterSuite.
@@ -64,10 +65,11 @@ type shared struct {
 	Kubeconfig string
 	Version    string
 	Pods       pods.Target
+	Nodes      string
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
-	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods})
+	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes})
 	ginkgoreport.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
@@ -84,14 +86,14 @@ func register() {
 		setup, err = harness.Setup(ctx, o)
 		harness.SkipIfCannotRunContainers(err)
 		Expect(err).NotTo(HaveOccurred())
-		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.Version, setup.Pods})
+		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.Version, setup.Pods, setup.Nodes})
 		return data
 	}, func(ctx SpecContext, data []byte) {
 		var s shared
 		Expect(json.Unmarshal(data, &s)).To(Succeed())
 		var err error
 		env.client, env.version, err = harness.Client(s.Kubeconfig, s.Version)
-		env.pods = s.Pods
+		env.pods, env.nodes = s.Pods, s.Nodes
 		Expect(err).NotTo(HaveOccurred())
 	}, NodeTimeout(40*time.Minute))
 
@@ -124,6 +126,13 @@ func register() {
 
 	// The verdict table on the terminal.
 	ReportAfterSuite("verdicts", func(report Report) {
-		ginkgoreport.PrintVerdicts(os.Stdout, "jobconform conformance verdicts (Kubernetes "+env.version+")", report)
+		ginkgoreport.PrintVerdicts(os.Stdout, "jobconform conformance verdicts (Kubernetes "+env.version+nodesNote(env.nodes)+")", report)
 	})
+}
+
+func nodesNote(nodes string) string {
+	if nodes == "" {
+		return ""
+	}
+	return ", " + nodes + " nodes"
 }

@@ -586,6 +586,22 @@ func unjudged(runs []reports.Run) error {
 		}
 	}
 	var errs []error
+	total, reason := 0, ""
+	for _, r := range runs {
+		if r.Verdict != "skip" {
+			total++
+		} else if reason == "" {
+			reason = r.Skipped
+		}
+	}
+	if total == 0 && len(runs) > 0 {
+		// A set-up that skipped the suite (kubelet nodes on a machine that
+		// cannot run containers) judged nothing: not a pass.
+		if reason == "" {
+			reason = "see the set-up's output above"
+		}
+		errs = append(errs, fmt.Errorf("no verdict: every spec was skipped (%s)", reason))
+	}
 	for _, c := range sortedNames(judged) {
 		if judged[c] == 0 {
 			errs = append(errs, fmt.Errorf("no verdict on %s: every run of it was skipped (%s)", c, why[c]))

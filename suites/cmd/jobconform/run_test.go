@@ -25,4 +25,10 @@ func TestUnjudged(t *testing.T) {
 	if err := unjudged(runs[:2]); err != nil {
 		t.Fatalf("the built-in was judged: %v", err)
 	}
+	// A set-up that skipped the whole suite: its specs carry no controller.
+	cannot := "kubelet nodes: this machine cannot run containers: kubelet nodes need CAP_SYS_ADMIN"
+	err = unjudged([]reports.Run{{Verdict: "skip", Skipped: cannot}, {Verdict: "skip", Skipped: cannot}})
+	if err == nil || !strings.Contains(err.Error(), "no verdict: every spec was skipped") || !strings.Contains(err.Error(), cannot) {
+		t.Fatalf("a suite skipped in its set-up: unjudged = %v", err)
+	}
 }

@@ -247,8 +247,10 @@ type Env struct {
 	Version    string
 	Reference  *controllers.Reference
 	External   *process.Process
-	// Pods is how the cluster's nodes need pods rendered.
-	Pods pods.Target
+	// Pods is how the cluster's nodes need pods rendered; Nodes is "kubelet"
+	// when the harness gave the local cluster kubelet nodes.
+	Pods  pods.Target
+	Nodes string
 	// LogDir holds the controllers' logs (beside the cluster's).
 	LogDir string
 
@@ -284,6 +286,9 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	}
 	e.Kubeconfig, e.Version, e.LogDir = e.Cluster.Kubeconfig(), e.Cluster.Version(), e.Cluster.LogDir()
 	e.Pods = e.Cluster.Pods()
+	if o.Cluster.NodeKind == cluster.NodesKubelet {
+		e.Nodes = cluster.NodesKubelet
+	}
 	for _, c := range o.Controllers {
 		if c.Name == runner.Reference.Name {
 			if e.Reference, err = e.StartReference(ctx, o.TempDir, "", o.ReferenceFaults); err != nil {

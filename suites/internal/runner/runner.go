@@ -83,6 +83,8 @@ type Result struct {
 	Chaos []chaos.Record
 	// Faults: the controller was broken on purpose (Controller.Faults).
 	Faults []string
+	// Nodes is what played the nodes (Options.Nodes).
+	Nodes string
 }
 
 // Options are what some scenarios need beyond a client.
@@ -93,6 +95,9 @@ type Options struct {
 	Seed uint64
 	// Pods adapts the pods to the cluster's nodes (real kubelets run a local image).
 	Pods pods.Target
+	// Nodes names what plays the nodes ("kubelet" for real kubelets; "" for
+	// kwok or a cluster whose nodes the harness did not choose), for reports.
+	Nodes string
 }
 
 // Failures lists every broken step and invariant, for a verdict and a report.
@@ -121,7 +126,7 @@ func Run(ctx context.Context, client kubernetes.Interface, version string, s *sc
 
 // RunWith is Run with options (chaos).
 func RunWith(ctx context.Context, client kubernetes.Interface, version string, s *scenarios.Scenario, c Controller, o Options) *Result {
-	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now(), Seed: o.Seed, Faults: c.Faults}
+	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now(), Seed: o.Seed, Faults: c.Faults, Nodes: o.Nodes}
 	defer func() { r.End = time.Now() }()
 	if !s.ForController(c.Name) {
 		r.Skipped = fmt.Sprintf("scenario is for the %s controller(s) only", strings.Join(s.Controllers, ", "))

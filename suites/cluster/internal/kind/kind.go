@@ -231,7 +231,11 @@ func Create(ctx context.Context, cfg provider.Config) (provider.Cluster, error) 
 	if len(cfg.ExtraArgs) > 0 {
 		return nil, fmt.Errorf("kind: extra component flags are %w (kind sets them through kubeadm patches, which this harness does not write)", provider.ErrUnsupported)
 	}
-	return Start(ctx, Config{Name: cfg.Name, Version: cfg.Version, Workers: cfg.Nodes, FeatureGates: cfg.FeatureGates, LogDir: cfg.LogDir})
+	c, err := Start(ctx, Config{Name: cfg.Name, Version: cfg.Version, Workers: cfg.Nodes, FeatureGates: cfg.FeatureGates, LogDir: cfg.LogDir})
+	if err != nil {
+		return nil, err // not a non-nil interface holding a nil *Cluster
+	}
+	return c, nil
 }
 
 // Provider is "kind".

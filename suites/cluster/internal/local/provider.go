@@ -17,11 +17,15 @@ var _ provider.Cluster = (*Cluster)(nil)
 // node, so each node is lost and returned alone. stages are the kwok Stages
 // that make pods behave (see Config.KwokStages).
 func Create(ctx context.Context, cfg provider.Config, stages []byte) (provider.Cluster, error) {
-	return Start(ctx, Config{
+	c, err := Start(ctx, Config{
 		Name: cfg.Name, Version: cfg.Version, NodeGroups: cfg.Nodes, NodesPerGroup: 1,
 		FeatureGates: cfg.FeatureGates, ExtraArgs: cfg.ExtraArgs, LogDir: cfg.LogDir,
 		Progress: cfg.Progress, KwokStages: stages, NodeKind: cfg.NodeKind,
 	})
+	if err != nil {
+		return nil, err // not a non-nil interface holding a nil *Cluster
+	}
+	return c, nil
 }
 
 // Provider is "local".

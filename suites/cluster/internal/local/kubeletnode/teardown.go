@@ -78,8 +78,9 @@ func cgroupsWritable() error {
 	if len(mounts) == 0 {
 		return errors.New("no cgroup file system is mounted")
 	}
-	probe := filepath.Join(mounts[0], fmt.Sprintf("jobconform-probe-%d", os.Getpid()))
-	if err := os.Mkdir(probe, 0o755); err != nil {
+	// A name of its own: nodes starting together each probe.
+	probe, err := os.MkdirTemp(mounts[0], "jobconform-probe-")
+	if err != nil {
 		return fmt.Errorf("cgroups are not writable (%v)", err)
 	}
 	return os.Remove(probe)
