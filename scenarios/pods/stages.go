@@ -12,10 +12,16 @@ import (
 //     once or after ready-after-seconds;
 //   - Ready = ContainersReady AND every readiness gate True (reason
 //     ReadinessGatesNotReady otherwise), re-evaluated whenever a gate flips;
-//   - run then exit: Succeeded (exit 0, reason Completed) or Failed (reason
-//     Error); with restartPolicy OnFailure a non-zero exit restarts the
-//     container in place after the kubelet's crash-loop back-off
-//     (10s·2^(n-1), at most 300s) and restartCount grows;
+//   - run then exit, in two updates as a kubelet (v1.27+) makes them: first the
+//     container terminated (exit code, reason Completed or Error) with
+//     ContainersReady and Ready False while the phase is still Running, then the
+//     phase Succeeded or Failed (reason PodCompleted) — seen side by side with a
+//     real kubelet by make fidelity; with restartPolicy OnFailure a non-zero
+//     exit instead restarts the container in place, restartCount growing: the
+//     first restart at once, the n-th after the kubelet's crash-loop back-off of
+//     10s·2^(n-2), at most 300s (its flowcontrol.Backoff has no entry before the
+//     first failure; a real kubelet was seen restarting at once, and
+//     kuberuntime's doBackOff reads so in v1.37.1);
 //   - deletion: the container keeps running for the SIGTERM trap's time,
 //     capped by the grace period (then exit 137), reaches its terminal phase,
 //     and only then does the "node" delete the pod with grace 0. Finalizers
@@ -50,16 +56,18 @@ def runends: started + 1 + num("run-seconds"; "0");
 def readyat: started + 1 + num("ready-after-seconds"; "0");
 def grace: .metadata.deletionGracePeriodSeconds // 0;
 def termat: secs(.metadata.deletionTimestamp) - grace + 1 + ([num("sigterm-seconds"; "0"), grace] | min);
-def backoff: [10 * pow(2; (cs.restartCount // 1) - 1), 300] | min;
+def backoff: (cs.restartCount // 1) as $n | if $n <= 1 then 0 else ([10 * pow(2; $n - 2), 300] | min) end;
 def resumeat: secs(cs.lastState.terminated.finishedAt) + 1 + backoff;
+def exited: cs.state.terminated != null;
 def state:
   if terminal then (if deleting then "remove" else "done" end)
   elif phase != "Running" then (if deleting then "abort" else "start" end)
+  elif exited then (if restartable and (deleting | not) and cs.state.terminated.exitCode != 0 then "backoff" else "finish" end)
   elif cond("Ready") != wantready then "ready"
   elif deleting then "terminate"
   elif cs.state.running == null then "resume"
   elif cond("ContainersReady") != "True" and ((hasrun | not) or readyat < runends) then "containers-ready"
-  elif hasrun then (if restartable and num("exit-code"; "0") != 0 then "restart" else "exit" end)
+  elif hasrun then "exit"
   else "running" end;
 def until($t): "\($t - now)s";
 `
@@ -146,11 +154,41 @@ conditions:
       startedAt: {{ dig "state" "running" "startedAt" $now (index $.status.containerStatuses $i) | Quote }}
 `, `true`, `  restartCount: {{ dig "restartCount" 0 (index $.status.containerStatuses $i) }}
 `))},
-	{name: "jobconform-pod-exit", state: "exit", delay: `until(runends)`, body: statusTemplate(tplAnn + terminalStatus(`$exit`))},
+	{name: "jobconform-pod-exit", state: "exit", delay: `until(runends)`, body: statusTemplate(tplAnn + `{{ $prev := index .status.containerStatuses 0 }}
+conditions:
+- type: ContainersReady
+  status: "False"
+  reason: ContainersNotReady
+  lastTransitionTime: {{ $now | Quote }}
+- type: Ready
+  status: "False"
+  reason: ContainersNotReady
+  lastTransitionTime: {{ $now | Quote }}
+` + containerStatuses(`    terminated:
+      exitCode: {{ $exit }}
+      reason: {{ if eq $exit 0 }}Completed{{ else }}Error{{ end }}
+      startedAt: {{ dig "state" "running" "startedAt" $now $prev | Quote }}
+      finishedAt: {{ $now | Quote }}
+`, `false`, `  restartCount: {{ dig "restartCount" 0 $prev }}
+{{ with dig "lastState" nil $prev }}  lastState: {{ . | toJson }}
+{{ end }}`))},
+	{name: "jobconform-pod-finish", state: "finish", body: statusTemplate(`{{ $now := Now }}
+{{ $code := (index .status.containerStatuses 0).state.terminated.exitCode | int }}
+phase: {{ if eq $code 0 }}Succeeded{{ else }}Failed{{ end }}
+conditions:
+- type: ContainersReady
+  status: "False"
+  reason: PodCompleted
+  lastTransitionTime: {{ $now | Quote }}
+- type: Ready
+  status: "False"
+  reason: PodCompleted
+  lastTransitionTime: {{ $now | Quote }}
+`)},
 	{name: "jobconform-pod-terminate", state: "terminate", delay: `until(termat)`,
 		body: statusTemplate(tplAnn + `{{ $code := $tcode }}{{ if ge $tsec (float64 (.metadata.deletionGracePeriodSeconds | default 0)) }}{{ $code = 137 }}{{ end }}
 ` + terminalStatus(`$code`))},
-	{name: "jobconform-pod-restart", state: "restart", delay: `until(runends)`,
+	{name: "jobconform-pod-backoff", state: "backoff",
 		body: statusTemplate(tplAnn + `{{ $cr := false }}{{ $gates := true }}
 {{ $prev := index .status.containerStatuses 0 }}
 conditions:
@@ -158,11 +196,7 @@ conditions:
       reason: CrashLoopBackOff
 `, `false`, `  restartCount: {{ add (dig "restartCount" 0 $prev) 1 }}
   lastState:
-    terminated:
-      exitCode: {{ $exit }}
-      reason: Error
-      startedAt: {{ dig "state" "running" "startedAt" $now $prev | Quote }}
-      finishedAt: {{ $now | Quote }}
+    terminated: {{ dig "state" "terminated" dict $prev | toJson }}
 `))},
 	{name: "jobconform-pod-resume", state: "resume", delay: `until(resumeat)`,
 		body: statusTemplate(tplAnn + tplGates + `{{ $cr := eq $readyAfter 0.0 }}

@@ -89,6 +89,22 @@ func running(startedAgo time.Duration, cr, ready bool) podOpt {
 	}
 }
 
+// exitedWith: the container terminated with code, the phase still Running
+// (the kubelet's first update after an exit).
+func exitedWith(code int32) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{
+			{Type: corev1.ContainersReady, Status: corev1.ConditionFalse},
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse},
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name:  "main",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}},
+		}}
+	}
+}
+
 func deleted(ago time.Duration, grace int64) podOpt {
 	return func(p *corev1.Pod) {
 		dt := metav1.NewTime(time.Now().Add(-ago).Add(time.Duration(grace) * time.Second))
@@ -133,8 +149,11 @@ func TestStateMachine(t *testing.T) {
 		{"deleted terminal pod is removed", newPod(Succeed(0), phase(corev1.PodFailed), deleted(0, 30)), "remove"},
 		{"terminal pod stays", newPod(Succeed(0), phase(corev1.PodSucceeded)), "done"},
 		{"deleted before start aborts", newPod(Succeed(0), deleted(0, 30)), "abort"},
-		{"OnFailure non-zero exit restarts", newPod(Fail(3), running(0, true, true), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "restart"},
-		{"OnFailure zero exit completes", newPod(Succeed(0), running(0, true, true), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "exit"},
+		{"OnFailure: the container exits first", newPod(Fail(3), running(0, true, true), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "exit"},
+		{"OnFailure non-zero exit waits to restart", newPod(Fail(3), exitedWith(3), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "backoff"},
+		{"OnFailure zero exit completes", newPod(Succeed(0), exitedWith(0), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "finish"},
+		{"Never: an exited container ends the pod", newPod(Fail(3), exitedWith(3)), "finish"},
+		{"OnFailure: a deleted pod does not restart", newPod(Fail(3), exitedWith(3), deleted(0, 30), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "finish"},
 	}
 	seen := map[string]bool{}
 	for _, tc := range cases {

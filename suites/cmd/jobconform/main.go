@@ -152,6 +152,7 @@ func clusterFlags(fs *flag.FlagSet) *clusterpkg.Config {
 	cfg := &clusterpkg.Config{}
 	fs.StringVar(&cfg.Version, "k8s-version", defaultVersion(), "Kubernetes release")
 	fs.IntVar(&cfg.Nodes, "nodes", 3, "nodes (on the local provider each is lost and returned alone)")
+	fs.StringVar(&cfg.NodeKind, "node-kind", clusterpkg.NodesKwok, "what plays the nodes: kwok, or kubelet (real kubelets on containerd; root and Debian's "+clusterpkg.KubeletPackages+")")
 	fs.Func("feature-gates", "feature gates for every component, e.g. JobManagedBy=false,JobPodReplacementPolicy=true", func(s string) error {
 		gates, err := harness.ParseGates(s)
 		cfg.FeatureGates = gates

@@ -160,10 +160,11 @@ type Cluster struct {
 	groups []*process.Process // kwok, one per node group
 	// kubelets are the node groups of a NodesKubelet cluster (nil entries
 	// until started); kubeletPath their binary.
-	kubelets    []*kubeletnode.Node
-	kubeletPath string
-	stop        sync.Once
-	err         error
+	kubelets     []*kubeletnode.Node
+	kubeletPath  string
+	kubeletPorts []int // two per kubelet: its server and its health endpoint
+	stop         sync.Once
+	err          error
 
 	kubeconfig string
 	rest       *rest.Config
@@ -238,12 +239,19 @@ func (c *Cluster) bringUp(ctx context.Context) error {
 	if err := c.pki.generate(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
-	ports, err := freePorts(5)
+	// Every port in one call, kubelets' included: ports taken one call at a
+	// time may be handed out twice while the first holder has not bound yet.
+	n := 5
+	if c.cfg.NodeKind == NodesKubelet {
+		n += 2 * c.cfg.NodeGroups
+	}
+	ports, err := freePorts(n)
 	if err != nil {
 		return err
 	}
 	c.ports = map[Component]int{Etcd: ports[0], APIServer: ports[1], ControllerManager: ports[2], Scheduler: ports[3]}
 	c.peerPort = ports[4]
+	c.kubeletPorts = ports[5:]
 	server := fmt.Sprintf("https://127.0.0.1:%d", c.ports[APIServer])
 	for _, kc := range []struct{ file, cert, key string }{
 		{"admin.kubeconfig", adminCert, adminKey},

@@ -36,6 +36,8 @@ func (c *Cluster) startKubeletNode(ctx context.Context, g int) error {
 		Labels:       map[string]string{NodeGroupLabel: groupName(g), "type": NodesKubelet},
 		FeatureGates: c.cfg.FeatureGates,
 		LogDir:       c.cfg.LogDir,
+		Port:         c.kubeletPorts[2*g],
+		HealthPort:   c.kubeletPorts[2*g+1],
 	})
 	if err != nil {
 		return err

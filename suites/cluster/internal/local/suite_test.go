@@ -253,21 +253,29 @@ var _ = Describe("local provider", func() {
 					_, err = rec.WaitFor(ctx, 30*time.Second, "slow removed by its node", func(e recorder.Entry) bool { return e.Name == "slow" && e.Type == recorder.Deleted })
 					Expect(err).NotTo(HaveOccurred())
 
-					By("restartPolicy OnFailure: the container restarts in the same pod after the crash-loop back-off")
+					By("restartPolicy OnFailure: the container restarts in the same pod, the first time at once, the next after the kubelet's 10s crash-loop back-off")
 					job := kube.NewJob("onfailure", 1, pods.Fail(3))
 					c.Pods().Adapt(&job.Spec.Template)
 					job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
-					job.Spec.BackoffLimit = ptr.To[int32](2)
+					job.Spec.BackoffLimit = ptr.To[int32](3)
 					_, err = client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 					Expect(err).NotTo(HaveOccurred())
-					restarted := waitPodEntry(ctx, rec, "running again after one restart", func(p *corev1.Pod) bool {
-						cs := p.Status.ContainerStatuses
-						return kube.IsOwnedBy(p, "onfailure") && len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil
-					})
-					last := restarted.Pod().Status.ContainerStatuses[0].LastTerminationState.Terminated
-					Expect(last).NotTo(BeNil())
-					Expect(last.ExitCode).To(BeEquivalentTo(3))
-					Expect(last.FinishedAt.Time).To(BeTemporally("<=", restarted.Pod().Status.ContainerStatuses[0].State.Running.StartedAt.Add(-9*time.Second)), "restarted before the 10s crash-loop back-off")
+					restartedAfter := func(n int32) (recorder.Entry, time.Duration) {
+						GinkgoHelper()
+						e := waitPodEntry(ctx, rec, fmt.Sprintf("running again after %d restarts", n), func(p *corev1.Pod) bool {
+							cs := p.Status.ContainerStatuses
+							return kube.IsOwnedBy(p, "onfailure") && len(cs) == 1 && cs[0].RestartCount == n && cs[0].State.Running != nil
+						})
+						cs := e.Pod().Status.ContainerStatuses[0]
+						last := cs.LastTerminationState.Terminated
+						Expect(last).NotTo(BeNil())
+						Expect(last.ExitCode).To(BeEquivalentTo(3))
+						return e, cs.State.Running.StartedAt.Sub(last.FinishedAt.Time)
+					}
+					restarted, wait1 := restartedAfter(1)
+					Expect(wait1).To(BeNumerically("<", 5*time.Second), "the first restart waits for no back-off")
+					_, wait2 := restartedAfter(2)
+					Expect(wait2).To(BeNumerically(">=", 9*time.Second), "restarted before the 10s crash-loop back-off (API times resolve to the second)")
 					waitJob(ctx, rec, "Failed with BackoffLimitExceeded", func(s batchv1.JobStatus) bool {
 						for _, c := range s.Conditions {
 							if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonBackoffLimitExceeded {

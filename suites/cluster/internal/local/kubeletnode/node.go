@@ -44,6 +44,9 @@ type Config struct {
 	FeatureGates map[string]bool
 	// LogDir receives containerd-<name>.log and kubelet-<name>.log.
 	LogDir string
+	// Port and HealthPort are the kubelet's server and health ports on
+	// 127.0.0.1 (0: chosen at each start).
+	Port, HealthPort int
 }
 
 // Node is a running kubelet node.
@@ -155,9 +158,12 @@ func (n *Node) waitSocket(ctx context.Context) error {
 // StartKubelet starts the kubelet (again, after StopKubelet) and waits for
 // its health endpoint.
 func (n *Node) StartKubelet(ctx context.Context) error {
-	ports, err := freePorts(2)
-	if err != nil {
-		return err
+	ports := []int{n.cfg.Port, n.cfg.HealthPort}
+	if ports[0] == 0 || ports[1] == 0 {
+		var err error
+		if ports, err = freePorts(2); err != nil {
+			return err
+		}
 	}
 	cfgPath := filepath.Join(n.dir, "kubelet.yaml")
 	if err := os.WriteFile(cfgPath, []byte(kubeletConfig(kubeletSettings{
@@ -186,7 +192,7 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[1])
 	var last string
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		if !n.kubelet.Running() {
 			return false, errors.New(n.kubelet.DescribeExit())
 		}
