@@ -11,7 +11,7 @@ export ARTIFACTS
 GO         ?= go
 JOBCONFORM := $(GO) run ./suites/cmd/jobconform
 
-.PHONY: all run test unit bench mutate matrix fidelity binaries cluster vet verify fmt clean
+.PHONY: all run test unit bench mutate matrix fidelity drill binaries cluster vet verify fmt clean
 
 all: test
 
@@ -31,7 +31,7 @@ PROCS  ?= 6
 GINKGO := $(GO) tool ginkgo
 # The suites that judge controllers (conformance, then chaos); SUITE_FLAGS adds
 # Ginkgo flags, e.g. SUITE_FLAGS=--label-filter=podReplacementPolicy
-SUITES ?= ./suites/conformance ./suites/chaos
+SUITES ?= ./suites/conformance ./suites/chaos ./suites/drill
 SUITE_FLAGS ?=
 # NODES: what plays the local clusters' nodes, kwok (default) or kubelet (real kubelets
 # on containerd; needs root and Debian's containerd, runc and busybox-static:
@@ -53,7 +53,7 @@ run:
 	@mkdir -p $(ARTIFACTS)/$(K8S_VERSION)
 	@status=0; \
 	$(call ginkgo-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS)/$(K8S_VERSION)) || status=1; \
-	$(if $(RUN_ALSO),mkdir -p $(ARTIFACTS)/$(RUN_ALSO); $(call ginkgo-suites,$(RUN_ALSO),builtin,$(ARTIFACTS)/$(RUN_ALSO)) || status=1;) \
+	$(if $(RUN_ALSO),mkdir -p $(ARTIFACTS)/$(RUN_ALSO); $(call ginkgo-suites,$(RUN_ALSO),builtin,$(ARTIFACTS)/$(RUN_ALSO),$(filter-out ./suites/drill,$(SUITES))) || status=1;) \
 	echo "JUnit and Ginkgo JSON: $(ARTIFACTS)/$(K8S_VERSION) $(if $(RUN_ALSO),$(ARTIFACTS)/$(RUN_ALSO))"; \
 	$(JOBCONFORM) report --out $(ARTIFACTS) $(ARTIFACTS)/$(K8S_VERSION)/report.json $(if $(RUN_ALSO),$(ARTIFACTS)/$(RUN_ALSO)/report.json) || status=1; \
 	exit $$status
@@ -118,6 +118,21 @@ fidelity:
 	$(call ginkgo-suites,$(K8S_VERSION),builtin,$(ARTIFACTS)/fidelity/kubelet,./suites/conformance,kubelet) || status=1; \
 	$(JOBCONFORM) fidelity --kwok $(ARTIFACTS)/fidelity/kwok/report.json --kubelet $(ARTIFACTS)/fidelity/kubelet/report.json \
 	  --out $(ARTIFACTS)/fidelity/fidelity.md || status=1; \
+	exit $$status
+
+## drill: the drill suite alone — DRILL=v1.36.3,v1.37.1,v1.36.3,v1.37.1 flies that path (releases
+## built on first use) with the default drill's flights, DRILLS=name,... drills of
+## scenarios/catalog/drills (default: upgrade-downgrade-upgrade,emulated-rollback);
+## UNSUPPORTED_SKEW=true runs a path the version-skew policy forbids, labelled so
+DRILL ?=
+DRILLS ?=
+UNSUPPORTED_SKEW ?=
+drill:
+	@mkdir -p $(ARTIFACTS)/drill
+	@status=0; \
+	JOBCONFORM_DRILL_PATH=$(DRILL) JOBCONFORM_DRILLS=$(DRILLS) JOBCONFORM_UNSUPPORTED_SKEW=$(UNSUPPORTED_SKEW) \
+	  $(call ginkgo-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS)/drill,./suites/drill) || status=1; \
+	$(JOBCONFORM) report --out $(ARTIFACTS)/drill $(ARTIFACTS)/drill/report.json || status=1; \
 	exit $$status
 
 ## cluster: a local cluster for poking at, until Ctrl-C

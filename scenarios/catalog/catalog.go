@@ -15,8 +15,43 @@ import (
 	"github.com/jobconform/jobconform/scenarios"
 )
 
-//go:embed conformance/*.yaml chaos/*.yaml
+//go:embed conformance/*.yaml chaos/*.yaml flights/*.yaml drills/*.yaml
 var files embed.FS
+
+// LoadFlights returns the Jobs the drills keep in flight, by name.
+func LoadFlights() (map[string]*scenarios.Scenario, error) {
+	all, err := load("flights")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*scenarios.Scenario{}
+	for _, s := range all {
+		out[s.Name] = s
+	}
+	return out, nil
+}
+
+// LoadDrills returns the drills, each validated against the flights.
+func LoadDrills() ([]*scenarios.Drill, map[string]*scenarios.Scenario, error) {
+	flights, err := LoadFlights()
+	if err != nil {
+		return nil, nil, err
+	}
+	sub, err := fs.Sub(files, "drills")
+	if err != nil {
+		return nil, nil, err
+	}
+	drills, err := scenarios.LoadDrills(sub)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range drills {
+		if err := d.Validate(flights); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", d.File, err)
+		}
+	}
+	return drills, flights, nil
+}
 
 // Load returns every conformance scenario, validated.
 func Load() ([]*scenarios.Scenario, error) { return load("conformance") }

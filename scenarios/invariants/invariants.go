@@ -49,6 +49,10 @@ type Context struct {
 	// restarted (chaos): the controller's memory (the backoff record) is gone
 	// after its own restart, and it may act late around either.
 	Restarts []time.Time
+	// Gaps are the stretches in which the recording's watch was broken (an
+	// apiserver restart): the states in between are lost, and a change seen
+	// at the end of a gap may have happened anywhere in it.
+	Gaps []Span
 }
 
 // Span is a stretch of time, open-ended when To is zero.
@@ -58,6 +62,44 @@ type Span struct{ From, To time.Time }
 func during(spans []Span, t time.Time) bool {
 	for _, s := range spans {
 		if !t.Before(s.From) && (s.To.IsZero() || !t.After(s.To)) {
+			return true
+		}
+	}
+	return false
+}
+
+// RestartGrace is how long after a restart of the controller or the
+// apiserver the controller may lag: its informers relist (client-go backs
+// off between attempts while the apiserver is away) before it acts again.
+var RestartGrace = 30 * time.Second
+
+// disturbed tells whether t falls in a recording gap or within RestartGrace
+// after a restart: the controller's view, or ours, may be behind there.
+func disturbed(ctx Context, t time.Time) bool {
+	if during(ctx.Gaps, t) {
+		return true
+	}
+	for _, r := range ctx.Restarts {
+		// A state a restart cut short (within a settle window before it)
+		// counts too: the controller had no time to act on it.
+		if t.After(r.Add(-SettleWindow)) && t.Sub(r) <= RestartGrace {
+			return true
+		}
+	}
+	return false
+}
+
+// disturbedBetween tells whether a restart or a recording gap falls between
+// from and to (or just before from): a delay measured across it says nothing
+// of the controller's timing.
+func disturbedBetween(ctx Context, from, to time.Time) bool {
+	for _, r := range ctx.Restarts {
+		if r.After(from.Add(-SettleWindow)) && !r.After(to) {
+			return true
+		}
+	}
+	for _, g := range ctx.Gaps {
+		if !g.From.After(to) && (g.To.IsZero() || !g.To.Before(from)) {
 			return true
 		}
 	}

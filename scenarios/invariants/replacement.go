@@ -112,7 +112,7 @@ var TerminatingSettles = Invariant{
 			if i+1 < len(states) && !states[i+1].e.Time.After(s.e.Time) {
 				continue // more changes at the same moment
 			}
-			if nextChange(s.e.Time).Sub(s.e.Time) < SettleWindow || s.job.Status.Terminating == nil || inUnknownRV(unknown, s.e.Revision()) {
+			if nextChange(s.e.Time).Sub(s.e.Time) < SettleWindow || s.job.Status.Terminating == nil || inUnknownRV(unknown, s.e.Revision()) || disturbed(ctx, s.e.Time) {
 				continue
 			}
 			if got := *s.job.Status.Terminating; got != s.count {

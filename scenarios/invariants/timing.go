@@ -90,7 +90,7 @@ var ReplacementTiming = Invariant{
 					}
 					pending = append(pending[:i], pending[i+1:]...)
 					bound := Backoff(failures) + ReplacementTolerance
-					if since := e.Time.Sub(lastFailure); since > bound {
+					if since := e.Time.Sub(lastFailure); since > bound && !disturbedBetween(ctx, lastFailure, e.Time) {
 						out = append(out, violation("replacement-timing", e, "pod %s replaced %s (due since %s) %s after the Job's latest failure (bound: backoff %s after %d failures + %s)",
 							p.Name, d.pod.Name, d.at.Time.Format("15:04:05.000"), since.Round(100*time.Millisecond), Backoff(failures), failures, ReplacementTolerance))
 					}

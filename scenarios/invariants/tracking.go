@@ -36,8 +36,8 @@ var FinalizerAfterRecord = Invariant{
 		spans := unknownSpans(t)
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := before.job
-			if e.Kind != "Pod" || j == nil || j.DeletionTimestamp != nil || inUnknownRV(spans, e.Revision()) {
-				return
+			if e.Kind != "Pod" || j == nil || j.DeletionTimestamp != nil || inUnknownRV(spans, e.Revision()) || during(ctx.Gaps, e.Time) {
+				return // a relist after a broken watch may have skipped the status that recorded it
 			}
 			p, prev := e.Pod(), before.pods[e.Pod().UID]
 			if prev == nil || !slices.Contains(prev.Finalizers, ctx.Finalizer) || slices.Contains(p.Finalizers, ctx.Finalizer) {

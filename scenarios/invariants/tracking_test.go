@@ -2,6 +2,7 @@ package invariants
 
 import (
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,19 @@ func TestFinalizerAfterRecord(t *testing.T) {
 	early.pod("a", unfinalized)
 	early.status(uncountedFailed("uid-a"))
 	expectViolation(t, FinalizerAfterRecord, ctx, early, "pod a (Failed) lost its finalizer")
+
+	// The same, seen in the relist after a broken watch (an apiserver
+	// restart): the status that recorded the pod may be among the lost
+	// states, so no verdict there — and one again outside the gap.
+	relisted := newBuilder().pod("a", running).pod("a", failed)
+	gapFrom := relisted.now
+	relisted.wait(10 * time.Second)
+	relisted.pod("a", unfinalized)
+	relisted.status(func(s *batchv1.JobStatus) { s.Failed = 1 })
+	gap := Context{Finalizer: fin, Gaps: []Span{{From: gapFrom, To: relisted.now.Add(time.Second)}}}
+	expectOK(t, FinalizerAfterRecord, gap, relisted)
+	gap.Gaps[0].To = gapFrom.Add(time.Second)
+	expectViolation(t, FinalizerAfterRecord, gap, relisted, "pod a (Failed) lost its finalizer")
 
 	// The removal that deletes the pod (it was being deleted) counts too.
 	gone := newBuilder().pod("a", running).pod("a", deleting)
@@ -82,5 +96,23 @@ func TestInIndexList(t *testing.T) {
 		if got := inIndexList(c.list, c.n); got != c.want {
 			t.Errorf("inIndexList(%q, %d) = %v, want %v", c.list, c.n, got, c.want)
 		}
+	}
+}
+
+func TestDisturbed(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx := Context{Restarts: []time.Time{t0}, Gaps: []Span{{From: t0.Add(time.Minute), To: t0.Add(70 * time.Second)}}}
+	for _, c := range []struct {
+		at   time.Duration
+		want bool
+	}{
+		{-10 * time.Second, false}, {-time.Second, true}, {10 * time.Second, true}, {40 * time.Second, false}, {65 * time.Second, true}, {80 * time.Second, false},
+	} {
+		if got := disturbed(ctx, t0.Add(c.at)); got != c.want {
+			t.Errorf("disturbed at %s = %t, want %t", c.at, got, c.want)
+		}
+	}
+	if !disturbedBetween(ctx, t0.Add(-time.Second), t0.Add(5*time.Second)) || disturbedBetween(ctx, t0.Add(80*time.Second), t0.Add(90*time.Second)) {
+		t.Error("disturbedBetween")
 	}
 }

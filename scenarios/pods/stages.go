@@ -22,6 +22,9 @@ import (
 //     10s·2^(n-2), at most 300s (its flowcontrol.Backoff has no entry before the
 //     first failure; a real kubelet was seen restarting at once, and
 //     kuberuntime's doBackOff reads so in v1.37.1);
+//   - a forced deletion (grace 0): nothing more is written; the pod object
+//     goes when its finalizers do (a real kubelet wrote no status to a pod
+//     force-deleted under the Job's tracking finalizer: make fidelity);
 //   - deletion: the container keeps running for the SIGTERM trap's time,
 //     capped by the grace period (then exit 137), reaches its terminal phase,
 //     and only then does the "node" delete the pod with grace 0. Finalizers
@@ -61,6 +64,7 @@ def resumeat: secs(cs.lastState.terminated.finishedAt) + 1 + backoff;
 def exited: cs.state.terminated != null;
 def state:
   if terminal then (if deleting then "remove" else "done" end)
+  elif deleting and grace == 0 then "forced"
   elif phase != "Running" then (if deleting then "abort" else "start" end)
   elif exited then (if restartable and (deleting | not) and cs.state.terminated.exitCode != 0 then "backoff" else "finish" end)
   elif cond("Ready") != wantready then "ready"

@@ -146,6 +146,7 @@ func TestStateMachine(t *testing.T) {
 		{"ready-after pending", newPod(RunForever().WithReadyAfter(3*time.Second), running(0, false, false)), "containers-ready"},
 		{"ready-after beyond the run: exit first", newPod(Succeed(time.Second).WithReadyAfter(5*time.Second), running(0, false, false)), "exit"},
 		{"deleted while running terminates", newPod(RunForever().TrapSIGTERM(5*time.Second, 143), running(0, true, true), deleted(0, 30)), "terminate"},
+		{"force-deleted running pod: no more status", newPod(RunForever(), running(0, true, true), deleted(0, 0)), "forced"},
 		{"deleted terminal pod is removed", newPod(Succeed(0), phase(corev1.PodFailed), deleted(0, 30)), "remove"},
 		{"terminal pod stays", newPod(Succeed(0), phase(corev1.PodSucceeded)), "done"},
 		{"deleted before start aborts", newPod(Succeed(0), deleted(0, 30)), "abort"},

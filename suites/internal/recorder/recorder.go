@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
@@ -38,6 +39,11 @@ const (
 type Recorder struct {
 	mu      sync.Mutex
 	entries []Entry
+	// gaps are, per kind, the stretches in which its watch was broken (an
+	// apiserver restart): from the error to just after the relist's first
+	// news of that kind. Each informer relists on its own schedule.
+	gaps    map[string][]invariants.Span
+	gapOpen map[string]bool
 	notify  chan struct{} // closed and replaced on every new entry
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -47,7 +53,7 @@ type Recorder struct {
 // in the timeline.
 func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Recorder, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Recorder{cancel: cancel, notify: make(chan struct{}), done: make(chan struct{})}
+	r := &Recorder{cancel: cancel, notify: make(chan struct{}), done: make(chan struct{}), gaps: map[string][]invariants.Span{}, gapOpen: map[string]bool{}}
 	nsFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 	clusterFactory := informers.NewSharedInformerFactory(client, 0)
 	for kind, inf := range map[string]cache.SharedIndexInformer{
@@ -58,6 +64,10 @@ func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Record
 	} {
 		_, err := inf.AddEventHandler(r.handler(kind))
 		if err != nil {
+			cancel()
+			return nil, err
+		}
+		if err := inf.SetWatchErrorHandlerWithContext(r.watchBroken(kind)); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -112,10 +122,62 @@ func (r *Recorder) add(t EventType, kind string, obj any) {
 		name = m.GetName()
 	}
 	r.mu.Lock()
-	r.entries = append(r.entries, Entry{Seq: len(r.entries), Time: time.Now(), Type: t, Kind: kind, Name: name, Object: ro})
+	now := time.Now()
+	if r.gapOpen[kind] {
+		// The relist delivers what changed meanwhile in one burst.
+		r.gaps[kind][len(r.gaps[kind])-1].To = now.Add(gapTail)
+		r.gapOpen[kind] = false
+	}
+	r.entries = append(r.entries, Entry{Seq: len(r.entries), Time: now, Type: t, Kind: kind, Name: name, Object: ro})
 	close(r.notify)
 	r.notify = make(chan struct{})
 	r.mu.Unlock()
+}
+
+// gapTail is how long after its first news a relist is taken to go on delivering.
+const gapTail = 2 * time.Second
+
+// relistWithin bounds how long after its watch broke an informer relists:
+// client-go's reflector backs off at most 30s between attempts, and a drill's
+// apiserver is away for about 15s. A gap with no news of its kind since
+// (nothing changed) is taken to end there.
+const relistWithin = 45 * time.Second
+
+// watchBroken opens a gap of kind: until its informer has relisted, changes
+// are lost, and what the relist reports may have happened any time since.
+func (r *Recorder) watchBroken(kind string) cache.WatchErrorHandlerWithContext {
+	return func(ctx context.Context, ref *cache.Reflector, err error) {
+		cache.DefaultWatchErrorHandler(ctx, ref, err)
+		if ctx.Err() != nil {
+			return // recording stopped
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if !r.gapOpen[kind] {
+			r.gaps[kind] = append(r.gaps[kind], invariants.Span{From: time.Now()})
+			r.gapOpen[kind] = true
+		}
+	}
+}
+
+// Gaps lists the stretches in which the recording of Jobs or Pods may have
+// missed changes.
+func (r *Recorder) Gaps() []invariants.Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []invariants.Span
+	for _, kind := range []string{"Job", "Pod"} {
+		for i, g := range r.gaps[kind] {
+			if r.gapOpen[kind] && i == len(r.gaps[kind])-1 {
+				g.To = g.From.Add(relistWithin)
+				if now := time.Now(); now.Before(g.To) {
+					g.To = now
+				}
+			}
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // Stop ends recording and waits for the informers to shut down.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -98,6 +99,10 @@ type Options struct {
 	// Nodes names what plays the nodes ("kubelet" for real kubelets; "" for
 	// kwok or a cluster whose nodes the harness did not choose), for reports.
 	Nodes string
+	// Disruptions, when set, lists what others did to the cluster during the
+	// run (a drill's component swaps), read once the steps are done: the
+	// checks treat them as the chaos suite's restarts, and the report shows them.
+	Disruptions func() []chaos.Record
 }
 
 // Failures lists every broken step and invariant, for a verdict and a report.
@@ -215,7 +220,16 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		policyOff = gateOffSpans(inj.Records(), "JobPodReplacementPolicy")
 		restarts = restartTimes(inj.Records())
 	}
-	ictx := invariants.Context{BuiltIn: c.ManagedBy == nil, PolicyOff: policyOff, Restarts: restarts, Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
+	if o.Disruptions != nil {
+		for _, d := range o.Disruptions() {
+			if d.Start.After(r.Start) {
+				r.Chaos = append(r.Chaos, d)
+				restarts = append(restarts, d.Start)
+			}
+		}
+		sort.Slice(restarts, func(i, j int) bool { return restarts[i].Before(restarts[j]) })
+	}
+	ictx := invariants.Context{BuiltIn: c.ManagedBy == nil, PolicyOff: policyOff, Restarts: restarts, Gaps: rec.Gaps(), Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
 		ReadyWithin: s.ReadyWithin.Duration}
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
 	return r
@@ -347,7 +361,11 @@ func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *r
 		return ok
 	})
 	if err != nil {
-		res.Message = fmt.Sprintf("not reached within %s (last status: %s)", timeout, lastWhy)
+		within := fmt.Sprintf("within %s", timeout)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= 0 {
+			within = "before the scenario's own timeout ran out" // shorter than the step's
+		}
+		res.Message = fmt.Sprintf("not reached %s (last status: %s)", within, lastWhy)
 		if bug, ok := bugs.Of(st.KnownBugs, version); ok && builtIn {
 			res.Message += " — " + bug.Describe(version)
 		}

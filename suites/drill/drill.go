@@ -1,0 +1,424 @@
+// Package drill is the drill suite (label "drill"): upgrade–downgrade drills
+// on a local cluster of their own each, with Jobs in flight while the control
+// plane changes release, feature gates or emulated version in place (etcd
+// keeps its data). For each drill and controller, an Ordered container runs
+// the whole drill in its BeforeAll — flights started before the first change
+// and again in every state, changes in the version-skew policy's order — and
+// then has one spec per flight (its invariants, checked with the promises
+// every release of the path makes, the changes counted as restarts) and one
+// for the drill's own checks (fields survive every change; no finished pod
+// lost in a handover). Register adds the specs to Ginkgo's suite.
+//
+// Environment: as the conformance suite, and
+//
+//	JOBCONFORM_DRILLS            drills of scenarios/catalog/drills to run (comma-separated;
+//	                             default upgrade-downgrade-upgrade,emulated-rollback)
+//	JOBCONFORM_DRILL_PATH        instead, a path of releases, e.g. v1.36.3,v1.37.1,v1.36.3,v1.37.1,
+//	                             flown with the default drill's flights
+//	JOBCONFORM_UNSUPPORTED_SKEW  true: run a path that breaks the version-skew policy, labelled so
+package drill
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/suites/internal/harness"
+	"github.com/jobconform/jobconform/suites/internal/runner"
+)
+
+// Description is the suite's name in Ginkgo's reports.
+const Description = "jobconform drills"
+
+// The variables the suite reads.
+const (
+	EnvDrills          = "JOBCONFORM_DRILLS"
+	EnvPath            = "JOBCONFORM_DRILL_PATH"
+	EnvUnsupportedSkew = "JOBCONFORM_UNSUPPORTED_SKEW"
+)
+
+// DefaultDrills run when JOBCONFORM_DRILLS says nothing.
+var DefaultDrills = []string{"upgrade-downgrade-upgrade", "emulated-rollback"}
+
+var once sync.Once
+
+// Register adds the suite's specs to Ginkgo's global suite, once.
+func Register() { once.Do(register) }
+
+// selected is the drills to run, from the environment.
+func selected() ([]*scenarios.Drill, map[string]*scenarios.Scenario, error) {
+	drills, flights, err := catalog.LoadDrills()
+	if err != nil {
+		return nil, nil, err
+	}
+	byName := map[string]*scenarios.Drill{}
+	var names []string
+	for _, d := range drills {
+		byName[d.Name] = d
+		names = append(names, d.Name)
+	}
+	unsupported := os.Getenv(EnvUnsupportedSkew) == "true"
+	if p := os.Getenv(EnvPath); p != "" {
+		path, err := scenarios.ParseDrillPath(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		base := byName[DefaultDrills[0]]
+		d := &scenarios.Drill{Name: "path " + p, Description: "the path " + p + " with the flights of " + base.Name,
+			Path: path, Flights: base.Flights, TerminateAtSwap: base.TerminateAtSwap, UnsupportedSkew: unsupported}
+		if err := d.Validate(flights); err != nil {
+			return nil, nil, fmt.Errorf("%s=%s: %w", EnvPath, p, err)
+		}
+		return []*scenarios.Drill{d}, flights, nil
+	}
+	want := DefaultDrills
+	if s := os.Getenv(EnvDrills); s != "" {
+		want = strings.Split(s, ",")
+	}
+	var out []*scenarios.Drill
+	for _, n := range want {
+		d := byName[strings.TrimSpace(n)]
+		if d == nil {
+			return nil, nil, fmt.Errorf("%s: no drill %q (the catalog has %s)", EnvDrills, n, strings.Join(names, ", "))
+		}
+		out = append(out, d)
+	}
+	return out, flights, nil
+}
+
+// flown is one flight of a drill: the scenario, the state it started in, its result.
+type flown struct {
+	state  int
+	flight *scenarios.Scenario
+	result *runner.Result
+}
+
+func register() {
+	Describe("drill", Label("drill"), func() {
+		drills, flights, err := selected()
+		if err != nil {
+			It("loads the drills", func() { Fail(err.Error()) })
+			return
+		}
+		cs, err := harness.ControllersUnderTest()
+		if err != nil {
+			It("reads the controllers under test", func() { Fail(err.Error()) })
+			return
+		}
+		for _, d := range drills {
+			for _, c := range cs {
+				describeDrill(d, flights, c)
+			}
+		}
+	})
+
+	// The verdict table on the terminal.
+	ReportAfterSuite("verdicts", func(report Report) {
+		ginkgoreport.PrintVerdicts(os.Stdout, "jobconform drill verdicts", report)
+	})
+}
+
+func describeDrill(d *scenarios.Drill, flights map[string]*scenarios.Scenario, c runner.Controller) {
+	labels := Labels{"drill"}
+	title := fmt.Sprintf("[%s] %s", c.Name, d.Name)
+	if scenarios.CheckSkew(d.Path) != nil {
+		labels = append(labels, "unsupported-skew")
+		title += " (unsupported version skew)"
+	}
+	// ContinueOnFailure: one flight's failure must not hide the others' verdicts.
+	Describe(title, Ordered, ContinueOnFailure, labels, func() {
+		var run *drillRun
+		BeforeAll(func(ctx SpecContext) {
+			run = fly(ctx, d, flights, c)
+		}, NodeTimeout(30*time.Minute))
+
+		It("keeps every field and every finished pod across each change", func() {
+			AddReportEntry("drill path", describePath(d))
+			if err := scenarios.CheckSkew(d.Path); err != nil {
+				AddReportEntry("unsupported version skew", err.Error())
+			}
+			for _, s := range run.swaps {
+				if s.Err != nil {
+					Fail(fmt.Sprintf("%s failed: %v", s.Log, s.Err))
+				}
+			}
+			Expect(run.survival).To(BeEmpty(), "drill %s", d.Name)
+		})
+
+		for k := range d.Path {
+			for _, name := range d.Flights {
+				It(fmt.Sprintf("%s started at step %d (%s)", name, k, d.Path[k]), Label(flights[name].Features...), func() {
+					f := run.flight(k, name)
+					if f == nil {
+						Skip("the drill did not reach this step")
+					}
+					r := f.result
+					r.Version = describeVersions(d)
+					failures := r.Failures()
+					if step, off := managedByOff(d, k); off && c.ManagedBy != nil {
+						failures = twoControllerRisk(failures, r.Namespace+"/"+runner.JobName, step)
+					}
+					ginkgoreport.Attach(r, f.flight.Features)
+					if r.Skipped != "" {
+						Skip(r.Skipped)
+					}
+					Expect(failures).To(BeEmpty(), "%s in drill %s", name, d.Name)
+				})
+			}
+		}
+	})
+}
+
+// managedByOff tells whether the built-in's JobManagedBy gate is off in a
+// state from k on (the flight started at k lives through it), naming it.
+func managedByOff(d *scenarios.Drill, k int) (string, bool) {
+	for i := k; i < len(d.Path); i++ {
+		if on, set := d.Path[i].FeatureGates["JobManagedBy"]; set && !on {
+			return fmt.Sprintf("step %d (%s)", i, d.Path[i]), true
+		}
+	}
+	return "", false
+}
+
+func describePath(d *scenarios.Drill) string {
+	var parts []string
+	for _, s := range d.Path {
+		parts = append(parts, s.String())
+	}
+	return strings.Join(parts, " → ")
+}
+
+// describeVersions is the path as a report column: the releases in order.
+func describeVersions(d *scenarios.Drill) string {
+	var parts []string
+	for _, s := range d.Path {
+		v := s.Version
+		if s.EmulatedVersion != "" {
+			v += "(" + s.EmulatedVersion + ")"
+		}
+		parts = append(parts, v)
+	}
+	return strings.Join(parts, "→")
+}
+
+// lowest is the oldest release of the path: the flights are checked with the
+// promises every release of the path makes.
+func lowest(d *scenarios.Drill) string {
+	low := d.Path[0].Version
+	for _, s := range d.Path[1:] {
+		if version.MustParseSemantic(s.Version).LessThan(version.MustParseSemantic(low)) {
+			low = s.Version
+		}
+	}
+	return low
+}
+
+// drillRun is a finished drill.
+type drillRun struct {
+	mu       sync.Mutex
+	flown    []flown
+	swaps    []chaos.Record
+	survival []string
+}
+
+func (r *drillRun) flight(k int, name string) *flown {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.flown {
+		if r.flown[i].state == k && r.flown[i].flight.Name == name {
+			return &r.flown[i]
+		}
+	}
+	return nil
+}
+
+func (r *drillRun) records() []chaos.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]chaos.Record(nil), r.swaps...)
+}
+
+// fly runs drill d against controller c on a cluster of its own.
+func fly(ctx context.Context, d *scenarios.Drill, flights map[string]*scenarios.Scenario, c runner.Controller) *drillRun {
+	GinkgoHelper()
+	o, err := harness.OptionsFromEnv()
+	Expect(err).NotTo(HaveOccurred())
+	if o.ProviderName() != "local" {
+		Skip("drills change the control plane in place, which only the local provider can: " + o.ProviderName() + " cannot")
+	}
+	o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
+	o.Cluster.Name = "drill"
+	o.Cluster.Version = d.Path[0].Version
+	gates := map[string]bool{}
+	for k, v := range o.Cluster.FeatureGates {
+		gates[k] = v
+	}
+	for k, v := range d.Path[0].FeatureGates {
+		gates[k] = v
+	}
+	o.Cluster.FeatureGates = gates
+	o.Controllers = []runner.Controller{c}
+	env, err := harness.Setup(ctx, o)
+	harness.SkipIfCannotRunContainers(err)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(env.Stop)
+	client := env.Cluster.Client()
+
+	run := &drillRun{}
+	low := lowest(d)
+	var wg sync.WaitGroup
+	start := func(k int) {
+		for _, name := range d.Flights {
+			f := *flights[name]
+			f.Name = fmt.Sprintf("%s-s%d", name, k)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer GinkgoRecover()
+				r := runner.RunWith(ctx, client, low, &f, c, runner.Options{Pods: env.Pods, Nodes: env.Nodes, Disruptions: run.records})
+				r.Scenario = fmt.Sprintf("%s: %s at step %d", d.Name, name, k)
+				run.mu.Lock()
+				run.flown = append(run.flown, flown{state: k, flight: flights[name], result: r})
+				run.mu.Unlock()
+			}()
+		}
+	}
+	start(0)
+	for k := 1; k < len(d.Path); k++ {
+		// Holding a state is the drill's input (how long Jobs run under it), not a wait for something.
+		select {
+		case <-ctx.Done():
+			Fail("drill interrupted: " + ctx.Err().Error())
+		case <-time.After(d.HoldTime()):
+		}
+		before := snapshotJobs(ctx, client)
+		terminateOne(ctx, client, d.TerminateAtSwap)
+		change(ctx, env.Cluster, d, k, run)
+		after := snapshotJobs(ctx, client)
+		run.survival = append(run.survival, survival(before, after, fmt.Sprintf("step %d (%s)", k, d.Path[k]))...)
+		start(k)
+	}
+	wg.Wait()
+	return run
+}
+
+// change moves the control plane from state k-1 to state k in the
+// version-skew policy's order: on the way up kube-apiserver first, then the
+// controller-manager and the scheduler; on the way down the reverse.
+func change(ctx context.Context, cl cluster.Cluster, d *scenarios.Drill, k int, run *drillRun) {
+	GinkgoHelper()
+	from, to := d.Path[k-1], d.Path[k]
+	order := []cluster.Component{cluster.APIServer, cluster.ControllerManager, cluster.Scheduler}
+	if down(from, to) {
+		order = []cluster.Component{cluster.ControllerManager, cluster.Scheduler, cluster.APIServer}
+	}
+	r := cluster.Restart{Version: to.Version, FeatureGates: to.FeatureGates, ResetFeatureGates: true, EmulatedVersion: emulated(d, to)}
+	for _, comp := range order {
+		t0 := time.Now()
+		err := cl.RestartComponent(ctx, comp, r)
+		rec := chaos.Record{Start: t0, Time: time.Now(), Log: fmt.Sprintf("step %d: %s %s → %s", k, comp, from, to),
+			Effect: fmt.Sprintf("%s runs %s", comp, to), Err: err}
+		run.mu.Lock()
+		run.swaps = append(run.swaps, rec)
+		run.mu.Unlock()
+		fmt.Fprintf(GinkgoWriter, "%s %s (%s)\n", t0.Format("15:04:05.000"), rec.Log, time.Since(t0).Round(time.Millisecond))
+		Expect(err).NotTo(HaveOccurred(), rec.Log)
+	}
+}
+
+// down tells whether going from a to b is a downgrade (release or emulated version).
+func down(a, b scenarios.DrillState) bool {
+	va, vb := version.MustParseSemantic(a.Version), version.MustParseSemantic(b.Version)
+	if !va.EqualTo(vb) {
+		return vb.LessThan(va)
+	}
+	return b.EmulatedVersion != "" && a.EmulatedVersion == ""
+}
+
+// emulated is the --emulated-version of state s: its own, or — on a path
+// that emulates anywhere — the binary's own minor, which ends an emulation.
+func emulated(d *scenarios.Drill, s scenarios.DrillState) string {
+	if s.EmulatedVersion != "" {
+		return s.EmulatedVersion
+	}
+	for _, o := range d.Path {
+		if o.EmulatedVersion != "" {
+			v := version.MustParseSemantic(s.Version)
+			return fmt.Sprintf("%d.%d", v.Major(), v.Minor())
+		}
+	}
+	return ""
+}
+
+// snapshotJobs reads every Job of the flights.
+func snapshotJobs(ctx context.Context, client kubernetes.Interface) snapshot {
+	GinkgoHelper()
+	jobs, err := client.BatchV1().Jobs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "jobconform.io/scenario"})
+	Expect(err).NotTo(HaveOccurred())
+	out := snapshot{}
+	for _, j := range jobs.Items {
+		out[j.Namespace+"/"+j.Name] = j
+	}
+	return out
+}
+
+// terminateOne deletes one running pod of each named flight's live Jobs: its
+// SIGTERM trap runs while the components change.
+func terminateOne(ctx context.Context, client kubernetes.Interface, names []string) {
+	GinkgoHelper()
+	if len(names) == 0 {
+		return
+	}
+	jobs, err := client.BatchV1().Jobs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "jobconform.io/scenario"})
+	Expect(err).NotTo(HaveOccurred())
+	for _, j := range jobs.Items {
+		if !flightOf(j, names) || finished(j) {
+			continue
+		}
+		pods, err := client.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + j.Name})
+		Expect(err).NotTo(HaveOccurred())
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				err := client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})
+				fmt.Fprintf(GinkgoWriter, "%s deleted pod %s/%s before the change (err %v)\n", time.Now().Format("15:04:05.000"), p.Namespace, p.Name, err)
+				break
+			}
+		}
+	}
+}
+
+func flightOf(j batchv1.Job, names []string) bool {
+	s := j.Labels["jobconform.io/scenario"]
+	for _, n := range names {
+		if strings.HasPrefix(s, n+"-s") {
+			return true
+		}
+	}
+	return false
+}
+
+func finished(j batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
