@@ -41,6 +41,7 @@ import (
 	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
+	"github.com/jobconform/jobconform/suites/internal/kube"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
 
@@ -311,6 +312,7 @@ func fly(ctx context.Context, d *scenarios.Drill, flights map[string]*scenarios.
 		before := snapshotJobs(ctx, client)
 		terminateOne(ctx, client, d.TerminateAtSwap)
 		change(ctx, env.Cluster, d, k, run)
+		controllersBack(ctx, client)
 		after := snapshotJobs(ctx, client)
 		run.survival = append(run.survival, survival(before, after, fmt.Sprintf("step %d (%s)", k, d.Path[k]))...)
 		start(k)
@@ -341,6 +343,17 @@ func change(ctx context.Context, cl cluster.Cluster, d *scenarios.Drill, k int, 
 		fmt.Fprintf(GinkgoWriter, "%s %s (%s)\n", t0.Format("15:04:05.000"), rec.Log, time.Since(t0).Round(time.Millisecond))
 		Expect(err).NotTo(HaveOccurred(), rec.Log)
 	}
+}
+
+// controllersBack waits until the controller-manager acts again after a
+// change (a new namespace gets its default ServiceAccount): its informers
+// relist with back-off once the apiserver is back, and the flights started
+// next must not time out waiting for it.
+func controllersBack(ctx context.Context, client kubernetes.Interface) {
+	GinkgoHelper()
+	ns, err := kube.CreateNamespaceWithin(ctx, client, "drill-probe", 2*time.Minute)
+	Expect(err).NotTo(HaveOccurred(), "the controller-manager did not come back after the change")
+	_ = kube.DeleteNamespace(ctx, client, ns)
 }
 
 // down tells whether going from a to b is a downgrade (release or emulated version).

@@ -22,13 +22,19 @@ import (
 // default ServiceAccount: the ServiceAccount admission plugin rejects pods
 // created before it exists, which would show as a controller fault.
 func CreateNamespace(ctx context.Context, client kubernetes.Interface, prefix string) (string, error) {
+	return CreateNamespaceWithin(ctx, client, prefix, 30*time.Second)
+}
+
+// CreateNamespaceWithin is CreateNamespace waiting up to timeout for the
+// default ServiceAccount.
+func CreateNamespaceWithin(ctx context.Context, client kubernetes.Interface, prefix string, timeout time.Duration) (string, error) {
 	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: map[string]string{"jobconform.io/test": "true"}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("create namespace: %w", err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil

@@ -13,8 +13,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -44,7 +45,8 @@ type Recorder struct {
 	// news of that kind. Each informer relists on its own schedule.
 	gaps    map[string][]invariants.Span
 	gapOpen map[string]bool
-	notify  chan struct{} // closed and replaced on every new entry
+	listed  map[string]bool // kinds whose initial list is done
+	notify  chan struct{}   // closed and replaced on every new entry
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -53,46 +55,66 @@ type Recorder struct {
 // in the timeline.
 func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Recorder, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Recorder{cancel: cancel, notify: make(chan struct{}), done: make(chan struct{}), gaps: map[string][]invariants.Span{}, gapOpen: map[string]bool{}}
-	nsFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
-	clusterFactory := informers.NewSharedInformerFactory(client, 0)
-	for kind, inf := range map[string]cache.SharedIndexInformer{
-		"Job":   nsFactory.Batch().V1().Jobs().Informer(),
-		"Pod":   nsFactory.Core().V1().Pods().Informer(),
-		"Event": nsFactory.Core().V1().Events().Informer(),
-		"Node":  clusterFactory.Core().V1().Nodes().Informer(),
-	} {
-		_, err := inf.AddEventHandler(r.handler(kind))
-		if err != nil {
+	r := &Recorder{cancel: cancel, notify: make(chan struct{}), done: make(chan struct{}), gaps: map[string][]invariants.Span{}, gapOpen: map[string]bool{}, listed: map[string]bool{}}
+	// Informers of their own rather than a factory's: their ListWatches are
+	// wrapped to see the recording's gaps (connection lost, relist).
+	jobs, pods, events, nodes := client.BatchV1().Jobs(ns), client.CoreV1().Pods(ns), client.CoreV1().Events(ns), client.CoreV1().Nodes()
+	infs := map[string]cache.SharedIndexInformer{
+		"Job": r.informer(client, "Job", &batchv1.Job{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return jobs.List(ctx, o) }, jobs.Watch),
+		"Pod": r.informer(client, "Pod", &corev1.Pod{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) }, pods.Watch),
+		"Event": r.informer(client, "Event", &corev1.Event{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return events.List(ctx, o) }, events.Watch),
+		"Node": r.informer(client, "Node", &corev1.Node{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return nodes.List(ctx, o) }, nodes.Watch),
+	}
+	var synced []cache.InformerSynced
+	for kind, inf := range infs {
+		if _, err := inf.AddEventHandler(r.handler(kind)); err != nil {
 			cancel()
 			return nil, err
 		}
-		if err := inf.SetWatchErrorHandlerWithContext(r.watchBroken(kind)); err != nil {
-			cancel()
-			return nil, err
-		}
+		synced = append(synced, inf.HasSynced)
 	}
-	nsFactory.Start(ctx.Done())
-	clusterFactory.Start(ctx.Done())
-	for typ, ok := range nsFactory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			cancel()
-			return nil, fmt.Errorf("recorder: %v informer did not sync", typ)
-		}
+	var wg sync.WaitGroup
+	for _, inf := range infs {
+		wg.Add(1)
+		go func() { defer wg.Done(); inf.RunWithContext(ctx) }()
 	}
-	for typ, ok := range clusterFactory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			cancel()
-			return nil, fmt.Errorf("recorder: %v informer did not sync", typ)
-		}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		cancel()
+		wg.Wait()
+		return nil, fmt.Errorf("recorder: the informers of %s did not sync", ns)
 	}
 	go func() {
 		<-ctx.Done()
-		nsFactory.Shutdown()
-		clusterFactory.Shutdown()
+		wg.Wait()
 		close(r.done)
 	}()
 	return r, nil
+}
+
+// informer makes an informer for kind whose list and watch calls report the
+// connection's state to the recorder.
+func (r *Recorder) informer(client kubernetes.Interface, kind string, obj runtime.Object,
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			out, err := list(ctx, o)
+			r.connection(kind, err, true)
+			return out, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			out, err := watchFn(ctx, o)
+			// A watch that starts with the initial events is a list (WatchList).
+			r.connection(kind, err, o.SendInitialEvents != nil && *o.SendInitialEvents)
+			return out, err
+		},
+	}
+	// As client-go's informer factory does: watch-list where the client has it.
+	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), obj, 0, cache.Indexers{})
 }
 
 // handler records every notification of one kind's informer. A deletion the
@@ -123,11 +145,6 @@ func (r *Recorder) add(t EventType, kind string, obj any) {
 	}
 	r.mu.Lock()
 	now := time.Now()
-	if r.gapOpen[kind] {
-		// The relist delivers what changed meanwhile in one burst.
-		r.gaps[kind][len(r.gaps[kind])-1].To = now.Add(gapTail)
-		r.gapOpen[kind] = false
-	}
 	r.entries = append(r.entries, Entry{Seq: len(r.entries), Time: now, Type: t, Kind: kind, Name: name, Object: ro})
 	close(r.notify)
 	r.notify = make(chan struct{})
@@ -137,26 +154,41 @@ func (r *Recorder) add(t EventType, kind string, obj any) {
 // gapTail is how long after its first news a relist is taken to go on delivering.
 const gapTail = 2 * time.Second
 
-// relistWithin bounds how long after its watch broke an informer relists:
-// client-go's reflector backs off at most 30s between attempts, and a drill's
-// apiserver is away for about 15s. A gap with no news of its kind since
-// (nothing changed) is taken to end there.
-const relistWithin = 45 * time.Second
+// relistReach is how far back a relist that follows no failed call (the
+// watch resumed, then was found expired) may report changes from.
+const relistReach = 45 * time.Second
 
-// watchBroken opens a gap of kind: until its informer has relisted, changes
-// are lost, and what the relist reports may have happened any time since.
-func (r *Recorder) watchBroken(kind string) cache.WatchErrorHandlerWithContext {
-	return func(ctx context.Context, ref *cache.Reflector, err error) {
-		cache.DefaultWatchErrorHandler(ctx, ref, err)
-		if ctx.Err() != nil {
-			return // recording stopped
-		}
-		r.mu.Lock()
-		defer r.mu.Unlock()
+// connection notes how a list or watch call of kind went. A failed call
+// opens a gap: the apiserver is away, and what changes once it is back is
+// not seen until the informer reconnects. A watch that resumes closes it (the
+// apiserver replays what happened since); so does a relist, but what it
+// reports may have happened any time in the gap, in no common order with the
+// other kinds, so the gap lasts until its burst is delivered.
+func (r *Recorder) connection(kind string, err error, list bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	first := !r.listed[kind]
+	if list && err == nil {
+		r.listed[kind] = true
+	}
+	switch {
+	case err != nil:
 		if !r.gapOpen[kind] {
-			r.gaps[kind] = append(r.gaps[kind], invariants.Span{From: time.Now()})
+			r.gaps[kind] = append(r.gaps[kind], invariants.Span{From: now})
 			r.gapOpen[kind] = true
 		}
+	case list && first:
+		// the initial list: nothing missed
+	case list:
+		if !r.gapOpen[kind] {
+			r.gaps[kind] = append(r.gaps[kind], invariants.Span{From: now.Add(-relistReach)})
+		}
+		r.gaps[kind][len(r.gaps[kind])-1].To = now.Add(gapTail)
+		r.gapOpen[kind] = false
+	case r.gapOpen[kind]:
+		r.gaps[kind][len(r.gaps[kind])-1].To = now
+		r.gapOpen[kind] = false
 	}
 }
 
@@ -169,10 +201,7 @@ func (r *Recorder) Gaps() []invariants.Span {
 	for _, kind := range []string{"Job", "Pod"} {
 		for i, g := range r.gaps[kind] {
 			if r.gapOpen[kind] && i == len(r.gaps[kind])-1 {
-				g.To = g.From.Add(relistWithin)
-				if now := time.Now(); now.Before(g.To) {
-					g.To = now
-				}
+				g.To = time.Now()
 			}
 			out = append(out, g)
 		}

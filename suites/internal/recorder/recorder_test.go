@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/jobconform/jobconform/scenarios/invariants"
 )
 
 func pod(ns, name string) *corev1.Pod {
@@ -136,5 +139,33 @@ func TestWaitFor(t *testing.T) {
 	cancel()
 	if _, err := r.WaitFor(ctx, time.Minute, "x", func(Entry) bool { return false }); err == nil || !strings.Contains(err.Error(), "canceled") {
 		t.Fatalf("cancelled wait: %v", err)
+	}
+}
+
+// The gaps follow the informers' calls: a failed call opens one, a resumed
+// watch closes it, a relist closes it after its burst; the initial list and
+// Events' or Nodes' gaps do not count.
+func TestGaps(t *testing.T) {
+	r := &Recorder{gaps: map[string][]invariants.Span{}, gapOpen: map[string]bool{}, listed: map[string]bool{}}
+	down := errors.New("connection refused")
+	r.connection("Pod", nil, true) // initial list
+	if g := r.Gaps(); len(g) != 0 {
+		t.Fatalf("gaps after the initial list: %v", g)
+	}
+	r.connection("Pod", down, false)
+	r.connection("Pod", down, false)
+	if g := r.Gaps(); len(g) != 1 || g[0].To.IsZero() {
+		t.Fatalf("an open gap must end now when asked: %v", g)
+	}
+	r.connection("Pod", nil, true) // relist
+	g := r.Gaps()
+	if len(g) != 1 || !g[0].To.After(time.Now()) {
+		t.Fatalf("a relist ends its gap after the burst: %v", g)
+	}
+	r.connection("Job", down, false)
+	r.connection("Job", nil, false) // watch resumed: nothing lost
+	r.connection("Node", down, false)
+	if g := r.Gaps(); len(g) != 2 {
+		t.Fatalf("want the Pod and the Job gap, not the Node one: %v", g)
 	}
 }
