@@ -342,6 +342,12 @@ func change(ctx context.Context, cl cluster.Cluster, d *scenarios.Drill, k int, 
 		run.mu.Unlock()
 		fmt.Fprintf(GinkgoWriter, "%s %s (%s)\n", t0.Format("15:04:05.000"), rec.Log, time.Since(t0).Round(time.Millisecond))
 		Expect(err).NotTo(HaveOccurred(), rec.Log)
+		if comp == cluster.ControllerManager {
+			// Healthy is not initialised: a controller-manager whose apiserver
+			// goes away while it builds its controllers exits (seen on the way
+			// down, where the apiserver follows it).
+			controllersBack(ctx, cl.Client())
+		}
 	}
 }
 

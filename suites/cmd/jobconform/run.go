@@ -66,7 +66,7 @@ func runFlags(fs *flag.FlagSet) *runConfig {
 	fs.StringVar(&c.extName, "external-managed-by", os.Getenv(harness.EnvExternalName), "the external controller's spec.managedBy value (with --controllers external)")
 	fs.StringVar(&c.extCommand, "external-command", os.Getenv(harness.EnvExternalCommand), "shell command that starts the external controller (KUBECONFIG is set to the cluster's; run from this directory); empty: it already runs")
 	fs.StringVar(&c.extFinalizer, "external-finalizer", os.Getenv(harness.EnvExternalFinal), "the external controller's pod tracking finalizer, if it uses one")
-	fs.StringVar(&c.suites, "suites", "conformance,chaos,drill", "suites to run, comma-separated: "+strings.Join(suiteNames, ", "))
+	fs.StringVar(&c.suites, "suites", "conformance,chaos", "suites to run, comma-separated: "+strings.Join(suiteNames, ", "))
 	fs.StringVar(&c.labelFilter, "label-filter", "", "Ginkgo label filter over scenario features, e.g. 'podReplacementPolicy || suspend'")
 	fs.StringVar(&c.focus, "focus", "", "run only specs whose name matches this regular expression, e.g. 'reference.*eviction'")
 	fs.IntVar(&c.procs, "procs", 6, "parallel Ginkgo processes (scenarios mostly wait on pods, so more than the cores pay off)")
