@@ -69,9 +69,11 @@ func during(spans []Span, t time.Time) bool {
 }
 
 // RestartGrace is how long after a restart of the controller or the
-// apiserver the controller may lag: its informers relist (client-go backs
-// off between attempts while the apiserver is away) before it acts again.
-var RestartGrace = 30 * time.Second
+// apiserver the controller may lag: its informers relist before it acts
+// again, and client-go's reflector backs off between attempts while the
+// apiserver is away — up to 30s with a jitter of as much again. Seen in a
+// drill: the reference controller relisted 56s after the apiserver was back.
+var RestartGrace = 60 * time.Second
 
 // disturbed tells whether t falls in a recording gap or within RestartGrace
 // after a restart: the controller's view, or ours, may be behind there.
@@ -94,7 +96,7 @@ func disturbed(ctx Context, t time.Time) bool {
 // of the controller's timing.
 func disturbedBetween(ctx Context, from, to time.Time) bool {
 	for _, r := range ctx.Restarts {
-		if r.After(from.Add(-SettleWindow)) && !r.After(to) {
+		if r.After(from.Add(-RestartGrace)) && !r.After(to) {
 			return true
 		}
 	}

@@ -106,13 +106,14 @@ func TestDisturbed(t *testing.T) {
 		at   time.Duration
 		want bool
 	}{
-		{-10 * time.Second, false}, {-time.Second, true}, {10 * time.Second, true}, {40 * time.Second, false}, {65 * time.Second, true}, {80 * time.Second, false},
+		{-10 * time.Second, false}, {-time.Second, true}, {10 * time.Second, true}, {55 * time.Second, true}, {65 * time.Second, true}, {80 * time.Second, false},
 	} {
 		if got := disturbed(ctx, t0.Add(c.at)); got != c.want {
 			t.Errorf("disturbed at %s = %t, want %t", c.at, got, c.want)
 		}
 	}
-	if !disturbedBetween(ctx, t0.Add(-time.Second), t0.Add(5*time.Second)) || disturbedBetween(ctx, t0.Add(80*time.Second), t0.Add(90*time.Second)) {
+	if !disturbedBetween(ctx, t0.Add(-time.Second), t0.Add(5*time.Second)) || !disturbedBetween(ctx, t0.Add(30*time.Second), t0.Add(50*time.Second)) ||
+		disturbedBetween(ctx, t0.Add(80*time.Second), t0.Add(90*time.Second)) {
 		t.Error("disturbedBetween")
 	}
 }
