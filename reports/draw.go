@@ -165,6 +165,32 @@ func Timeline(r Run) string {
 		t := time.Date(t0.Year(), t0.Month(), t0.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), t0.Location())
 		return t, !t.Before(t0.Add(-time.Minute)) && !t.After(t1.Add(time.Minute))
 	}
+	// A drill's changes of the apiserver's release: bands of the version in force.
+	type band struct {
+		from    float64
+		version string
+	}
+	var bands []band
+	for _, c := range r.Chaos {
+		if v, ok := strings.CutPrefix(c.Effect, "kube-apiserver runs "); ok {
+			if t, ok := at(c.Time); ok {
+				bands = append(bands, band{x(t), v})
+			}
+		}
+	}
+	for i, bd := range bands {
+		to := svgWidth - 20.0
+		if i+1 < len(bands) {
+			to = bands[i+1].from
+		}
+		fill := "#f3eaf8"
+		if i%2 == 1 {
+			fill = "#eaf3f8"
+		}
+		fmt.Fprintf(&b, `<rect class="version-band" x="%.1f" y="2" width="%.1f" height="14" fill="%s"><title>from here the apiserver runs %s</title></rect>`,
+			bd.from, max(to-bd.from, 1), fill, html.EscapeString(bd.version))
+		fmt.Fprintf(&b, `<text class="version-label" x="%.1f" y="13" font-size="10" fill="#555">%s</text>`, bd.from+2, html.EscapeString(bd.version))
+	}
 	for _, c := range r.Chaos {
 		if t, ok := at(c.Time); ok {
 			xx := x(t)

@@ -225,3 +225,26 @@ func TestControlsGroupedByFault(t *testing.T) {
 		t.Errorf("summary:\n%s", md.String())
 	}
 }
+
+// A drill's apiserver changes draw bands of the version in force, each from
+// its change on, in order.
+func TestTimelineDrawsVersionBands(t *testing.T) {
+	r := load(t)[1]
+	t0 := r.Events[0].Time
+	clock := func(d time.Duration) string { return t0.Add(d).Format("15:04:05.000") }
+	r.Chaos = []ChaosAction{
+		{Time: clock(time.Second), Log: "step 1: kube-apiserver v1.36.3 → v1.37.1", Effect: "kube-apiserver runs v1.37.1"},
+		{Time: clock(1500 * time.Millisecond), Log: "step 1: kube-controller-manager v1.36.3 → v1.37.1", Effect: "kube-controller-manager runs v1.37.1"},
+		{Time: clock(3 * time.Second), Log: "step 2: kube-controller-manager v1.37.1 → v1.36.3", Effect: "kube-apiserver runs v1.36.3"},
+	}
+	svg := Timeline(r)
+	bands := regexp.MustCompile(`class="version-band" x="([0-9.]+)"[^>]*><title>from here the apiserver runs (v[0-9.]+)</title>`).FindAllStringSubmatch(svg, -1)
+	if len(bands) != 2 || bands[0][2] != "v1.37.1" || bands[1][2] != "v1.36.3" {
+		t.Fatalf("bands %v, want v1.37.1 then v1.36.3:\n%s", bands, svg)
+	}
+	x0, _ := strconv.ParseFloat(bands[0][1], 64)
+	x1, _ := strconv.ParseFloat(bands[1][1], 64)
+	if x1 <= x0 {
+		t.Errorf("the second band starts at %.1f, not after the first (%.1f)", x1, x0)
+	}
+}

@@ -152,6 +152,7 @@ func describeDrill(d *scenarios.Drill, flights map[string]*scenarios.Scenario, c
 
 		It("keeps every field and every finished pod across each change", func() {
 			AddReportEntry("drill path", describePath(d))
+			AddReportEntry("per step", strings.Join(run.steps, "\n"))
 			if err := scenarios.CheckSkew(d.Path); err != nil {
 				AddReportEntry("unsupported version skew", err.Error())
 			}
@@ -237,6 +238,7 @@ type drillRun struct {
 	flown    []flown
 	swaps    []chaos.Record
 	survival []string
+	steps    []string // per step, what was done and checked
 }
 
 func (r *drillRun) flight(k int, name string) *flown {
@@ -310,11 +312,15 @@ func fly(ctx context.Context, d *scenarios.Drill, flights map[string]*scenarios.
 		case <-time.After(d.HoldTime()):
 		}
 		before := snapshotJobs(ctx, client)
-		terminateOne(ctx, client, d.TerminateAtSwap)
+		deleted := terminateOne(ctx, client, d.TerminateAtSwap)
+		t0 := time.Now()
 		change(ctx, env.Cluster, d, k, run)
 		controllersBack(ctx, client)
 		after := snapshotJobs(ctx, client)
-		run.survival = append(run.survival, survival(before, after, fmt.Sprintf("step %d (%s)", k, d.Path[k]))...)
+		lost := survival(before, after, fmt.Sprintf("step %d (%s)", k, d.Path[k]))
+		run.survival = append(run.survival, lost...)
+		run.steps = append(run.steps, fmt.Sprintf("step %d → %s: changed in %s; %d pods deleted mid-trap before it; fields and counters of %d Jobs compared across it (%d lost); %d flights started after it",
+			k, d.Path[k], time.Since(t0).Round(100*time.Millisecond), deleted, len(before), len(lost), len(d.Flights)))
 		start(k)
 	}
 	wg.Wait()
@@ -400,11 +406,12 @@ func snapshotJobs(ctx context.Context, client kubernetes.Interface) snapshot {
 
 // terminateOne deletes one running pod of each named flight's live Jobs: its
 // SIGTERM trap runs while the components change.
-func terminateOne(ctx context.Context, client kubernetes.Interface, names []string) {
+func terminateOne(ctx context.Context, client kubernetes.Interface, names []string) int {
 	GinkgoHelper()
 	if len(names) == 0 {
-		return
+		return 0
 	}
+	n := 0
 	jobs, err := client.BatchV1().Jobs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "jobconform.io/scenario"})
 	Expect(err).NotTo(HaveOccurred())
 	for _, j := range jobs.Items {
@@ -417,10 +424,14 @@ func terminateOne(ctx context.Context, client kubernetes.Interface, names []stri
 			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 				err := client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})
 				fmt.Fprintf(GinkgoWriter, "%s deleted pod %s/%s before the change (err %v)\n", time.Now().Format("15:04:05.000"), p.Namespace, p.Name, err)
+				if err == nil {
+					n++
+				}
 				break
 			}
 		}
 	}
+	return n
 }
 
 func flightOf(j batchv1.Job, names []string) bool {
