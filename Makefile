@@ -78,7 +78,8 @@ test: verify binaries
 unit:
 	$(GO) test -short -count=1 ./...
 
-## bench: start-to-ready of the local provider (median of 5, binaries cached, 3 nodes),
+## bench: start-to-ready of the local provider (median of 5, binaries cached, 3 kwok nodes,
+## then 3 kubelet nodes),
 ## then the wall time of the whole catalog against both controllers (PROCS processes)
 bench:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION)

@@ -9,27 +9,45 @@ import (
 	"time"
 
 	"github.com/jobconform/jobconform/suites/cluster/internal/local"
+	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 )
 
 // BenchmarkStartToReady measures local.Start until the cluster is ready (3
-// nodes, binaries cached) and prints the median; teardown is not timed.
+// kwok nodes, binaries cached) and prints the median; teardown is not timed.
 // make bench runs it with -benchtime 5x.
-func BenchmarkStartToReady(b *testing.B) {
+func BenchmarkStartToReady(b *testing.B) { benchStart(b, local.NodesKwok) }
+
+// BenchmarkStartToReadyKubelet is the same with 3 kubelet nodes (each with
+// its containerd, images imported, registered and Ready).
+func BenchmarkStartToReadyKubelet(b *testing.B) {
+	if err := kubeletnode.Check(); err != nil {
+		b.Skip(err.Error())
+	}
+	benchStart(b, local.NodesKubelet)
+}
+
+func benchStart(b *testing.B, kind string) {
 	v := os.Getenv(k8sbin.VersionEnv)
 	if v == "" {
 		v = k8sbin.DefaultVersion
 	}
 	ctx := context.Background()
-	if _, err := (&k8sbin.Builder{Progress: os.Stderr}).Ensure(ctx, v); err != nil {
+	builder := &k8sbin.Builder{Progress: os.Stderr}
+	if _, err := builder.Ensure(ctx, v); err != nil {
 		b.Fatal(err)
+	}
+	if kind == local.NodesKubelet {
+		if _, err := builder.EnsureKubelet(ctx, v); err != nil {
+			b.Fatal(err)
+		}
 	}
 	logs := b.TempDir()
 	var runs []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		c, err := local.Start(ctx, local.Config{Version: v, LogDir: fmt.Sprintf("%s/run-%d", logs, i)})
+		c, err := local.Start(ctx, local.Config{Version: v, NodeKind: kind, LogDir: fmt.Sprintf("%s/run-%d", logs, i)})
 		d := time.Since(t0)
 		if err != nil {
 			b.Fatal(err)
@@ -45,7 +63,7 @@ func BenchmarkStartToReady(b *testing.B) {
 	median := runs[len(runs)/2]
 	b.ReportMetric(median.Seconds(), "s-median")
 	if b.N >= 3 {
-		fmt.Printf("start-to-ready: %.2fs (median of %d runs; min %.2fs, max %.2fs; Kubernetes %s, 3 nodes)\n",
-			median.Seconds(), len(runs), runs[0].Seconds(), runs[len(runs)-1].Seconds(), v)
+		fmt.Printf("start-to-ready: %.2fs (median of %d runs; min %.2fs, max %.2fs; Kubernetes %s, 3 %s nodes)\n",
+			median.Seconds(), len(runs), runs[0].Seconds(), runs[len(runs)-1].Seconds(), v, kind)
 	}
 }
