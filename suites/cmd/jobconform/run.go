@@ -132,6 +132,16 @@ func (c *runConfig) check(ctx context.Context) (*plan, error) {
 	if _, ok := clusterpkg.Providers[p.provider]; !ok {
 		return nil, fmt.Errorf("--provider %q: use one of %s", c.provider, strings.Join(clusterpkg.Names(), ", "))
 	}
+	// Checks that need no cluster before the one that probes it.
+	switch c.nodes {
+	case "", clusterpkg.NodesKwok:
+	case clusterpkg.NodesKubelet:
+		if p.provider != "local" {
+			return nil, fmt.Errorf("--nodes kubelet is a setting of the local provider, not of %s", p.provider)
+		}
+	default:
+		return nil, fmt.Errorf("--nodes %q: use %s or %s", c.nodes, clusterpkg.NodesKwok, clusterpkg.NodesKubelet)
+	}
 	if p.provider == "existing" {
 		if len(c.versions) > 0 {
 			return nil, errors.New("--k8s-version and --kubeconfig: an existing cluster runs its own release; drop --k8s-version")
@@ -173,15 +183,6 @@ func (c *runConfig) check(ctx context.Context) (*plan, error) {
 	}
 	if _, err := harness.ParseGates(c.gates); err != nil {
 		return nil, fmt.Errorf("--feature-gates: %v", err)
-	}
-	switch c.nodes {
-	case "", clusterpkg.NodesKwok:
-	case clusterpkg.NodesKubelet:
-		if p.provider != "local" {
-			return nil, fmt.Errorf("--nodes kubelet is a setting of the local provider, not of %s", p.provider)
-		}
-	default:
-		return nil, fmt.Errorf("--nodes %q: use %s or %s", c.nodes, clusterpkg.NodesKwok, clusterpkg.NodesKubelet)
 	}
 	if c.gates != "" && p.provider == "existing" {
 		return nil, errors.New("--feature-gates and --kubeconfig: jobconform does not configure an existing cluster")
