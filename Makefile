@@ -66,7 +66,7 @@ test: verify binaries
 	@mkdir -p $(ARTIFACTS)/test-$(K8S_VERSION) $(ARTIFACTS)/test-kubelet-$(K8S_VERSION)
 	@status=0; \
 	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m \
-	  $$($(GO) list ./... | grep -vE '/suites/(conformance|chaos)$$') || status=1; \
+	  $$($(GO) list ./... | grep -vE '/suites/(conformance|chaos|drill)$$') || status=1; \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/test-$(K8S_VERSION)) || status=1; \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/test-kubelet-$(K8S_VERSION),./suites/conformance,kubelet) || status=1; \
 	$(JOBCONFORM) report --out $(ARTIFACTS)/test-$(K8S_VERSION) $(ARTIFACTS)/test-$(K8S_VERSION)/report.json $(ARTIFACTS)/test-kubelet-$(K8S_VERSION)/report.json || status=1; \
