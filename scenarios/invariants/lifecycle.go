@@ -82,12 +82,20 @@ var StartTime = Invariant{
 	},
 }
 
-// CompletionTime: completionTime comes with Complete, equals its
-// lastTransitionTime (pkg/controller/job enactJobFinished, v1.34.3 and
-// v1.37.1), is not before startTime, and never changes once set.
+// CompletionTime: completionTime comes with Complete, is its
+// lastTransitionTime up to one second, is not before startTime, and never
+// changes once set. Upstream's enactJobFinished (v1.34.3, v1.37.1
+// job_controller.go) takes completionTime from the finished condition made
+// when the sync began and stamps Complete with a second clock reading when it
+// writes: both truncated to the second, they differ by one when the sync
+// straddles a second boundary (seen on kubelet nodes: 19Z and 20Z).
+// completionSlack is how far completionTime may be before Complete's
+// lastTransitionTime: one second boundary between two clock readings of a sync.
+const completionSlack = time.Second
+
 var CompletionTime = Invariant{
 	Name:        "completion-time",
-	Description: "completionTime is set with Complete, equals its lastTransitionTime, is not before startTime and never changes",
+	Description: "completionTime is set with Complete, is its lastTransitionTime (or up to a second before), is not before startTime and never changes",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		var first *metav1.Time
@@ -99,7 +107,7 @@ var CompletionTime = Invariant{
 				out = append(out, violation("completion-time", e, "Complete without completionTime"))
 			case complete == nil && ct != nil:
 				out = append(out, violation("completion-time", e, "completionTime %s without Complete", timeOf(ct)))
-			case complete != nil && !ct.Equal(&complete.LastTransitionTime):
+			case complete != nil && (ct.Time.After(complete.LastTransitionTime.Time) || complete.LastTransitionTime.Time.Sub(ct.Time) > completionSlack):
 				out = append(out, violation("completion-time", e, "completionTime %s differs from Complete's lastTransitionTime %s", timeOf(ct), timeOf(&complete.LastTransitionTime)))
 			case ct != nil && s.StartTime != nil && ct.Time.Before(s.StartTime.Time):
 				out = append(out, violation("completion-time", e, "completionTime %s before startTime %s", timeOf(ct), timeOf(s.StartTime)))

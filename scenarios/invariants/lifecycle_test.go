@@ -79,6 +79,13 @@ func TestCompletionTime(t *testing.T) {
 	expectViolation(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time {
 		return ptr.To(metav1.NewTime(b.now.Add(-2 * time.Second).Truncate(time.Second)))
 	}), "differs from Complete's lastTransitionTime")
+	// One second before: the sync that wrote Complete straddled a second boundary.
+	expectOK(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time {
+		return ptr.To(metav1.NewTime(b.now.Add(-time.Second).Truncate(time.Second)))
+	}))
+	expectViolation(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time {
+		return ptr.To(metav1.NewTime(b.now.Add(time.Second).Truncate(time.Second)))
+	}), "differs from Complete's lastTransitionTime")
 	early := newBuilder()
 	early.status(func(s *batchv1.JobStatus) { s.CompletionTime = at(early) })
 	expectViolation(t, CompletionTime, ctx, early, "without Complete")

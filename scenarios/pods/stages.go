@@ -160,15 +160,7 @@ conditions:
 `))},
 	{name: "jobconform-pod-exit", state: "exit", delay: `until(runends)`, body: statusTemplate(tplAnn + `{{ $prev := index .status.containerStatuses 0 }}
 conditions:
-- type: ContainersReady
-  status: "False"
-  reason: ContainersNotReady
-  lastTransitionTime: {{ $now | Quote }}
-- type: Ready
-  status: "False"
-  reason: ContainersNotReady
-  lastTransitionTime: {{ $now | Quote }}
-` + containerStatuses(`    terminated:
+` + notReady("ContainersNotReady") + containerStatuses(`    terminated:
       exitCode: {{ $exit }}
       reason: {{ if eq $exit 0 }}Completed{{ else }}Error{{ end }}
       startedAt: {{ dig "state" "running" "startedAt" $now $prev | Quote }}
@@ -180,15 +172,7 @@ conditions:
 {{ $code := (index .status.containerStatuses 0).state.terminated.exitCode | int }}
 phase: {{ if eq $code 0 }}Succeeded{{ else }}Failed{{ end }}
 conditions:
-- type: ContainersReady
-  status: "False"
-  reason: PodCompleted
-  lastTransitionTime: {{ $now | Quote }}
-- type: Ready
-  status: "False"
-  reason: PodCompleted
-  lastTransitionTime: {{ $now | Quote }}
-`)},
+` + notReady("PodCompleted"))},
 	{name: "jobconform-pod-terminate", state: "terminate", delay: `until(termat)`,
 		body: statusTemplate(tplAnn + `{{ $code := $tcode }}{{ if ge $tsec (float64 (.metadata.deletionGracePeriodSeconds | default 0)) }}{{ $code = 137 }}{{ end }}
 ` + terminalStatus(`$code`))},
@@ -227,20 +211,25 @@ conditions:
 	{name: "jobconform-pod-remove", state: "remove", body: "delete: true\n"},
 }
 
+// notReady renders ContainersReady and Ready False with reason.
+func notReady(reason string) string {
+	return `- type: ContainersReady
+  status: "False"
+  reason: ` + reason + `
+  lastTransitionTime: {{ $now | Quote }}
+- type: Ready
+  status: "False"
+  reason: ` + reason + `
+  lastTransitionTime: {{ $now | Quote }}
+`
+}
+
 // terminalStatus is the status of a pod whose container exited with code.
 func terminalStatus(code string) string {
 	return `{{ $prev := index .status.containerStatuses 0 }}
 phase: {{ if eq (int ` + code + `) 0 }}Succeeded{{ else }}Failed{{ end }}
 conditions:
-- type: ContainersReady
-  status: "False"
-  reason: PodCompleted
-  lastTransitionTime: {{ $now | Quote }}
-- type: Ready
-  status: "False"
-  reason: PodCompleted
-  lastTransitionTime: {{ $now | Quote }}
-` + containerStatuses(`    terminated:
+` + notReady("PodCompleted") + containerStatuses(`    terminated:
       exitCode: {{ `+code+` }}
       reason: {{ if eq (int `+code+`) 0 }}Completed{{ else }}Error{{ end }}
       startedAt: {{ dig "state" "running" "startedAt" $now $prev | Quote }}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
@@ -50,21 +48,7 @@ func (c *Cluster) startKubeletNode(ctx context.Context, g int) error {
 
 // nodeKubeconfig issues the client certificate a kubelet authenticates with.
 func (c *Cluster) nodeKubeconfig(name string) (string, error) {
-	ca, caPriv, err := c.pki.loadCA()
-	if err != nil {
-		return "", err
-	}
-	certName, keyName := "node-"+name+".crt", "node-"+name+".key"
-	tmpl := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "system:node:" + name, Organization: []string{"system:nodes"}},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if err := c.pki.issue(certName, keyName, tmpl, ca, caPriv); err != nil {
-		return "", err
-	}
-	path := filepath.Join(c.stateDir, "node-"+name+".kubeconfig")
-	server := fmt.Sprintf("https://127.0.0.1:%d", c.ports[APIServer])
-	return path, writeKubeconfig(path, c.cfg.Name, server, c.pki.path(caCert), c.pki.path(certName), c.pki.path(keyName))
+	return c.clientKubeconfig("node-"+name, "system:node:"+name, []string{"system:nodes"})
 }
 
 // loadCA reads the cluster CA's certificate and key.

@@ -159,20 +159,25 @@ func (p pki) writePair(certName, keyName string, c *x509.Certificate, key crypto
 // the cluster CA and writes a kubeconfig for it: how a test runs a controller
 // under its own, least-privileged identity.
 func (c *Cluster) UserKubeconfig(user string, groups ...string) (string, error) {
+	return c.clientKubeconfig("user-"+strings.NewReplacer(":", "_", "/", "_").Replace(user), user, groups)
+}
+
+// clientKubeconfig issues a client certificate for cn (in groups) from the
+// cluster CA and writes <file>.kubeconfig (with <file>.crt and .key) for it.
+func (c *Cluster) clientKubeconfig(file, cn string, groups []string) (string, error) {
 	ca, signer, err := c.pki.loadCA()
 	if err != nil {
 		return "", err
 	}
-	safe := strings.NewReplacer(":", "_", "/", "_").Replace(user)
-	certName, keyName := "user-"+safe+".crt", "user-"+safe+".key"
+	certName, keyName := file+".crt", file+".key"
 	tmpl := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: user, Organization: groups},
+		Subject:     pkix.Name{CommonName: cn, Organization: groups},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	if err := c.pki.issue(certName, keyName, tmpl, ca, signer); err != nil {
 		return "", err
 	}
-	path := filepath.Join(c.stateDir, "user-"+safe+".kubeconfig")
+	path := filepath.Join(c.stateDir, file+".kubeconfig")
 	server := fmt.Sprintf("https://127.0.0.1:%d", c.ports[APIServer])
 	return path, writeKubeconfig(path, c.cfg.Name, server, c.pki.path(caCert), c.pki.path(certName), c.pki.path(keyName))
 }

@@ -45,7 +45,8 @@ type Config struct {
 	// LogDir receives containerd-<name>.log and kubelet-<name>.log.
 	LogDir string
 	// Port and HealthPort are the kubelet's server and health ports on
-	// 127.0.0.1 (0: chosen at each start).
+	// 127.0.0.1, reserved by the caller with its own (ports reserved one call
+	// at a time may be handed out twice).
 	Port, HealthPort int
 }
 
@@ -160,10 +161,7 @@ func (n *Node) waitSocket(ctx context.Context) error {
 func (n *Node) StartKubelet(ctx context.Context) error {
 	ports := []int{n.cfg.Port, n.cfg.HealthPort}
 	if ports[0] == 0 || ports[1] == 0 {
-		var err error
-		if ports, err = freePorts(2); err != nil {
-			return err
-		}
+		return fmt.Errorf("kubelet node %s: no ports given (Config.Port, Config.HealthPort)", n.cfg.Name)
 	}
 	cfgPath := filepath.Join(n.dir, "kubelet.yaml")
 	if err := os.WriteFile(cfgPath, []byte(kubeletConfig(kubeletSettings{
@@ -247,26 +245,6 @@ func (n *Node) Stop() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// freePorts reserves n free TCP ports on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("no free port on 127.0.0.1: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // ContainerPIDs lists the processes that run in the node's cgroups now: its
