@@ -312,7 +312,7 @@ func fly(ctx context.Context, d *scenarios.Drill, flights map[string]*scenarios.
 		case <-time.After(d.HoldTime()):
 		}
 		before := snapshotJobs(ctx, client)
-		deleted := terminateOne(ctx, client, d.TerminateAtSwap)
+		deleted := terminateOne(ctx, client, before, d.TerminateAtSwap)
 		t0 := time.Now()
 		change(ctx, env.Cluster, d, k, run)
 		controllersBack(ctx, client)
@@ -406,15 +406,10 @@ func snapshotJobs(ctx context.Context, client kubernetes.Interface) snapshot {
 
 // terminateOne deletes one running pod of each named flight's live Jobs: its
 // SIGTERM trap runs while the components change.
-func terminateOne(ctx context.Context, client kubernetes.Interface, names []string) int {
+func terminateOne(ctx context.Context, client kubernetes.Interface, jobs snapshot, names []string) int {
 	GinkgoHelper()
-	if len(names) == 0 {
-		return 0
-	}
 	n := 0
-	jobs, err := client.BatchV1().Jobs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "jobconform.io/scenario"})
-	Expect(err).NotTo(HaveOccurred())
-	for _, j := range jobs.Items {
+	for _, j := range jobs {
 		if !flightOf(j, names) || finished(j) {
 			continue
 		}

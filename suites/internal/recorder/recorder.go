@@ -43,19 +43,18 @@ type Recorder struct {
 	// gaps are, per kind, the stretches in which its watch was broken (an
 	// apiserver restart): from the error to just after the relist's first
 	// news of that kind. Each informer relists on its own schedule.
-	gaps    map[string][]invariants.Span
-	gapOpen map[string]bool
-	listed  map[string]bool // kinds whose initial list is done
-	notify  chan struct{}   // closed and replaced on every new entry
-	cancel  context.CancelFunc
-	done    chan struct{}
+	gaps   map[string][]invariants.Span
+	listed map[string]bool // kinds whose initial list is done
+	notify chan struct{}   // closed and replaced on every new entry
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // Start begins recording namespace ns and returns once the initial lists are
 // in the timeline.
 func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Recorder, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Recorder{cancel: cancel, notify: make(chan struct{}), done: make(chan struct{}), gaps: map[string][]invariants.Span{}, gapOpen: map[string]bool{}, listed: map[string]bool{}}
+	r := &Recorder{cancel: cancel, notify: make(chan struct{}), done: make(chan struct{}), gaps: map[string][]invariants.Span{}, listed: map[string]bool{}}
 	// Informers of their own rather than a factory's: their ListWatches are
 	// wrapped to see the recording's gaps (connection lost, relist).
 	jobs, pods, events, nodes := client.BatchV1().Jobs(ns), client.CoreV1().Pods(ns), client.CoreV1().Events(ns), client.CoreV1().Nodes()
@@ -172,23 +171,23 @@ func (r *Recorder) connection(kind string, err error, list bool) {
 	if list && err == nil {
 		r.listed[kind] = true
 	}
+	gaps := r.gaps[kind]
+	open := len(gaps) > 0 && gaps[len(gaps)-1].To.IsZero()
 	switch {
 	case err != nil:
-		if !r.gapOpen[kind] {
-			r.gaps[kind] = append(r.gaps[kind], invariants.Span{From: now})
-			r.gapOpen[kind] = true
+		if !open {
+			r.gaps[kind] = append(gaps, invariants.Span{From: now})
 		}
 	case list && first:
 		// the initial list: nothing missed
 	case list:
-		if !r.gapOpen[kind] {
-			r.gaps[kind] = append(r.gaps[kind], invariants.Span{From: now.Add(-relistReach)})
+		if !open {
+			gaps = append(gaps, invariants.Span{From: now.Add(-relistReach)})
 		}
-		r.gaps[kind][len(r.gaps[kind])-1].To = now.Add(gapTail)
-		r.gapOpen[kind] = false
-	case r.gapOpen[kind]:
-		r.gaps[kind][len(r.gaps[kind])-1].To = now
-		r.gapOpen[kind] = false
+		gaps[len(gaps)-1].To = now.Add(gapTail)
+		r.gaps[kind] = gaps
+	case open:
+		gaps[len(gaps)-1].To = now
 	}
 }
 
@@ -199,8 +198,8 @@ func (r *Recorder) Gaps() []invariants.Span {
 	defer r.mu.Unlock()
 	var out []invariants.Span
 	for _, kind := range []string{"Job", "Pod"} {
-		for i, g := range r.gaps[kind] {
-			if r.gapOpen[kind] && i == len(r.gaps[kind])-1 {
+		for _, g := range r.gaps[kind] {
+			if g.To.IsZero() { // still open
 				g.To = time.Now()
 			}
 			out = append(out, g)

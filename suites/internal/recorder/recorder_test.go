@@ -146,7 +146,7 @@ func TestWaitFor(t *testing.T) {
 // watch closes it, a relist closes it after its burst; the initial list and
 // Events' or Nodes' gaps do not count.
 func TestGaps(t *testing.T) {
-	r := &Recorder{gaps: map[string][]invariants.Span{}, gapOpen: map[string]bool{}, listed: map[string]bool{}}
+	r := &Recorder{gaps: map[string][]invariants.Span{}, listed: map[string]bool{}}
 	down := errors.New("connection refused")
 	r.connection("Pod", nil, true) // initial list
 	if g := r.Gaps(); len(g) != 0 {

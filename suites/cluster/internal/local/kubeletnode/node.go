@@ -70,12 +70,9 @@ const dirPrefix = "jobconform-kubelet-"
 
 // Start brings a node up: containerd, the images, the kubelet. It returns once
 // the kubelet answers its health check; the caller waits for the Node object.
-// On failure nothing of the node is left running.
+// On failure nothing of the node is left running. The caller runs Check and
+// Sweep once before starting a cluster's nodes.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
-	if err := Check(); err != nil {
-		return nil, err
-	}
-	Sweep()
 	dir, err := os.MkdirTemp("", dirPrefix+cfg.Name+"-")
 	if err != nil {
 		return nil, err
