@@ -1,10 +1,12 @@
 // Package chaos is the chaos suite: the chaos scenarios (jobconform's catalog,
 // scenarios/catalog/chaos, and the user's scenarios with chaos steps) against
-// every controller under test, on a local cluster (default) or kind, plus two
-// checks of the harness itself when jobconform's catalog is in: the same seed
-// gives the same action log, and a deliberately broken reference controller
-// is caught. Every spec is Serial: node loss and restarts would disturb
-// scenarios running beside them. Register adds the specs to Ginkgo's suite.
+// every controller under test, plus two checks of the harness itself when
+// jobconform's catalog is in: the same seed gives the same action log, and a
+// deliberately broken reference controller is caught. Node loss and restarts
+// would disturb scenarios running beside them, so every spec brings up a
+// cluster of its own (local by default, or kind) with only the controller it
+// judges: specs run in parallel and none can disturb another's verdict.
+// Register adds the specs to Ginkgo's suite.
 //
 // Environment: as the conformance suite, and
 //
@@ -13,8 +15,10 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +27,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/controller"
@@ -32,6 +35,7 @@ import (
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
+	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
 
@@ -47,23 +51,76 @@ func Register() { once.Do(register) }
 // SeedEnv sets the seed of a chaos run.
 const SeedEnv = "JOBCONFORM_CHAOS_SEED"
 
-var (
-	setup  *harness.Env // process 1 only: every spec is Serial
-	client kubernetes.Interface
-	seed   uint64
-)
+// shared is what process 1 hands every process: the seed, and the reference
+// controller's binary built once for every cluster.
+type shared struct {
+	Seed            uint64
+	ReferenceBinary string
+}
+
+var suite shared
 
 // nodeMonitorGrace makes lost nodes NotReady sooner than the default 50s;
 // kwok renews node leases every 10s, so 30s still tolerates a late renewal.
 const nodeMonitorGrace = "30s"
 
-func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller, ref *controllers.Reference) *runner.Result {
+// newEnv brings up a cluster of the spec's own, named for it, with the
+// controllers cs (the reference controller among them when it is judged);
+// it is stopped when the spec ends.
+func newEnv(ctx context.Context, name string, cs ...runner.Controller) *harness.Env {
 	GinkgoHelper()
-	env, err := setup.Chaos(c, ref)
+	o, err := harness.OptionsFromEnv()
+	Expect(err).NotTo(HaveOccurred())
+	if o.ProviderName() == "existing" {
+		Skip(fmt.Sprintf("chaos needs clusters the harness controls (local or kind), not one given by %s", harness.EnvKubeconfig))
+	}
+	o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
+	o.Controllers, o.ReferenceBinary = cs, suite.ReferenceBinary
+	o.Cluster.Name = clusterName(name)
+	if o.ProviderName() == "local" { // kind sets kube-controller-manager's flags through kubeadm, which the harness does not patch
+		o.Cluster.ExtraArgs = map[cluster.Component][]string{cluster.ControllerManager: {"--node-monitor-grace-period=" + nodeMonitorGrace}}
+	}
+	env, err := harness.Setup(ctx, o)
+	harness.SkipIfCannotRunContainers(err)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(env.Stop)
+	return env
+}
+
+// skipInapplicable skips, before a cluster is brought up for nothing, a
+// scenario that makes no promise for c at the release the harness would start.
+func skipInapplicable(s *scenarios.Scenario, c runner.Controller) {
+	GinkgoHelper()
+	o, err := harness.OptionsFromEnv()
+	Expect(err).NotTo(HaveOccurred())
+	if o.ProviderName() == "existing" {
+		return // its release is known once connected
+	}
+	v, err := k8sbin.Resolve(o.Cluster.Version)
+	Expect(err).NotTo(HaveOccurred())
+	why, err := runner.Inapplicable(s, c, v)
+	Expect(err).NotTo(HaveOccurred())
+	if why != "" {
+		Skip(why)
+	}
+}
+
+var notName = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// clusterName names a spec's cluster (and its log directory) after the spec.
+func clusterName(s string) string {
+	return "chaos-" + strings.Trim(notName.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+// run runs scenario s against controller c (ref: its process, for a
+// reference controller) on env's cluster.
+func run(ctx context.Context, env *harness.Env, s *scenarios.Scenario, c runner.Controller, ref *controllers.Reference) *runner.Result {
+	GinkgoHelper()
+	ce, err := env.Chaos(c, ref)
 	if err != nil {
 		Skip(err.Error())
 	}
-	r := runner.RunWith(ctx, client, setup.Version, s, c, runner.Options{Chaos: env, Seed: seed, Pods: setup.Pods, Nodes: setup.Nodes})
+	r := runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes})
 	ginkgoreport.Attach(r, s.Features)
 	return r
 }
@@ -82,32 +139,29 @@ func register() {
 	SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		o, err := harness.OptionsFromEnv()
 		Expect(err).NotTo(HaveOccurred())
-		o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
-		if o.ProviderName() == "local" { // kind sets kube-controller-manager's flags through kubeadm, which the harness does not patch
-			o.Cluster.ExtraArgs = map[cluster.Component][]string{cluster.ControllerManager: {"--node-monitor-grace-period=" + nodeMonitorGrace}}
-		}
-		setup, err = harness.Setup(ctx, o)
-		harness.SkipIfCannotRunContainers(err)
-		Expect(err).NotTo(HaveOccurred())
-		client, setup.Version, err = harness.Client(setup.Kubeconfig, setup.Version)
-		Expect(err).NotTo(HaveOccurred())
-		seed = uint64(time.Now().UnixNano())
+		sh := shared{Seed: uint64(time.Now().UnixNano()), ReferenceBinary: o.ReferenceBinary}
 		if s := os.Getenv(SeedEnv); s != "" {
-			seed, err = strconv.ParseUint(s, 10, 64)
+			sh.Seed, err = strconv.ParseUint(s, 10, 64)
 			Expect(err).NotTo(HaveOccurred(), "%s=%q: give an unsigned integer", SeedEnv, s)
 		}
-		fmt.Fprintf(os.Stdout, "jobconform chaos: seed %d (rerun with %s=%d)\n", seed, SeedEnv, seed)
-		AddReportEntry("jobconform.seed", seed)
-		return nil
-	}, func(context.Context, []byte) {}, NodeTimeout(40*time.Minute))
-
-	SynchronizedAfterSuite(func() {}, func() {
-		if setup != nil {
-			Expect(setup.Stop()).To(Succeed())
+		if sh.ReferenceBinary == "" {
+			// Built once here, not once per cluster. A directory of the
+			// suite's (not GinkgoT's, removed when this node ends).
+			dir, err := os.MkdirTemp("", "jobconform-chaos-")
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(os.RemoveAll, dir) // runs after every process is done (SynchronizedAfterSuite)
+			sh.ReferenceBinary, err = controllers.BuildReference(ctx, dir)
+			Expect(err).NotTo(HaveOccurred())
 		}
-	})
+		fmt.Fprintf(os.Stdout, "jobconform chaos: seed %d (rerun with %s=%d)\n", sh.Seed, SeedEnv, sh.Seed)
+		AddReportEntry("jobconform.seed", sh.Seed)
+		data, _ := json.Marshal(sh)
+		return data
+	}, func(_ context.Context, data []byte) {
+		Expect(json.Unmarshal(data, &suite)).To(Succeed())
+	}, NodeTimeout(10*time.Minute))
 
-	Describe("chaos", Label("chaos"), Serial, func() {
+	Describe("chaos", Label("chaos"), func() {
 		set, err := harness.Scenarios()
 		if err != nil {
 			It("loads the scenarios", func() { Fail(err.Error()) })
@@ -122,70 +176,99 @@ func register() {
 			It("reads the controllers under test", func() { Fail(err.Error()) })
 			return
 		}
-		for _, s := range all {
-			for _, c := range cs {
-				It(fmt.Sprintf("[%s] %s", c.Name, s.Name), Label(s.Features...), func(ctx SpecContext) {
-					r := run(ctx, s, c, setup.Reference)
-					if r.Skipped != "" {
-						Skip(r.Skipped)
-					}
-					failures := r.Failures()
-					Expect(failures).To(BeEmpty(), "%s on Kubernetes %s (seed %d): %s", c.Name, setup.Version, seed, s.Description)
-				}, SpecTimeout(10*time.Minute))
-			}
+		// The checks of the harness first (they are among the longest specs),
+		// then the scenarios, longest first.
+		if set.Builtin { // they run scenarios of jobconform's catalog
+			harnessChecks(all, cs)
 		}
-
-		if !set.Builtin {
-			return // the checks of the harness below run scenarios of jobconform's catalog
-		}
-
-		It("[reference] seeded-soak twice with one seed gives one action log", func(ctx SpecContext) {
-			if setup.Reference == nil {
-				Skip("the reference controller is not under test")
-			}
-			soak := find(all, "seeded-soak")
-			first := run(ctx, soak, runner.Reference, setup.Reference)
-			second := run(ctx, soak, runner.Reference, setup.Reference)
-			Expect(first.Failures()).To(BeEmpty())
-			Expect(second.Failures()).To(BeEmpty())
-			logOf := func(r *runner.Result) []string {
-				var out []string
-				for _, c := range r.Chaos {
-					out = append(out, c.Log)
+		for _, p := range harness.LongestFirst(Description, harness.Pairs(all, cs), harness.Pair.Text) {
+			s, c := p.Scenario, p.Controller
+			It(p.Text(), Label(s.Features...), func(ctx SpecContext) {
+				skipInapplicable(s, c)
+				env := newEnv(ctx, c.Name+"-"+s.Name, c)
+				r := run(ctx, env, s, c, env.Reference)
+				if r.Skipped != "" {
+					Skip(r.Skipped)
 				}
-				return out
-			}
-			Expect(len(logOf(first))).To(BeNumerically(">=", soak.Steps[1].Chaos.Random.Actions))
-			Expect(logOf(second)).To(Equal(logOf(first)), "seed %d", seed)
-			AddReportEntry("action log", strings.Join(logOf(first), "\n"))
-		}, SpecTimeout(20*time.Minute))
-
-		// A broken controller must be caught, and the report must name the broken
-		// promise and when it broke. The broken controller answers to its own
-		// managedBy value, beside the real reference controller.
-		DescribeTable("catches a deliberately broken reference controller",
-			func(ctx SpecContext, fault, scenario, invariant string) {
-				if setup.Cluster.Provider() != "local" {
-					Skip("the broken controller runs on the local provider")
-				}
-				name := "jobconform.io/broken-" + fault
-				broken, err := setup.StartReference(ctx, GinkgoT().TempDir(), name, []string{fault})
-				Expect(err).NotTo(HaveOccurred())
-				DeferCleanup(broken.Stop)
-				c := runner.Controller{Name: "broken-" + fault, ManagedBy: ptr.To(name), Finalizer: controller.TrackingFinalizer, Faults: []string{fault}}
-				r := run(ctx, find(all, scenario), c, broken)
 				failures := r.Failures()
-				AddReportEntry("verdict on the broken controller", strings.Join(failures, "\n"))
-				Expect(failures).To(ContainElement(MatchRegexp(`^invariant %s at \d\d:\d\d:\d\d\.\d{3} `, invariant)),
-					"the %s fault must break %s (and the report must say when)", fault, invariant)
-			},
-			Entry("creating replacements while pods terminate", "replace-terminating", "node-loss-prp-failed-out-of-service", "replacement-waits-under-failed", SpecTimeout(10*time.Minute)),
-			Entry("writing Failed before the pods have terminated", "early-terminal", "controller-crash-during-failure-target", "terminal-only-when-pods-terminal", SpecTimeout(10*time.Minute)),
-		)
+				Expect(failures).To(BeEmpty(), "%s on Kubernetes %s (seed %d): %s", c.Name, env.Version, suite.Seed, s.Description)
+			}, SpecTimeout(10*time.Minute))
+		}
 	})
 
 	// The verdict table on the terminal, and the seed again.
 	ReportAfterSuite("verdicts", func(report Report) {
-		ginkgoreport.PrintVerdicts(os.Stdout, fmt.Sprintf("jobconform chaos verdicts (seed %d)", seed), report)
+		ginkgoreport.PrintVerdicts(os.Stdout, fmt.Sprintf("jobconform chaos verdicts (seed %d)", suite.Seed), report)
 	})
+}
+
+// harnessChecks are the checks of the harness itself: one seed gives one
+// action log, and broken controllers are caught.
+func harnessChecks(all []*scenarios.Scenario, cs []runner.Controller) {
+	// Two runs, each on a fresh cluster of its own, at the same time: the
+	// action log depends on the seed alone.
+	It("[reference] seeded-soak twice with one seed gives one action log", func(ctx SpecContext) {
+		if !underTest(cs, runner.Reference.Name) {
+			Skip("the reference controller is not under test")
+		}
+		soak := find(all, "seeded-soak")
+		envs := []*harness.Env{newEnv(ctx, "reference-seeded-soak-1", runner.Reference), newEnv(ctx, "reference-seeded-soak-2", runner.Reference)}
+		results := make([]*runner.Result, len(envs))
+		var wg sync.WaitGroup
+		for i, env := range envs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer GinkgoRecover()
+				results[i] = run(ctx, env, soak, runner.Reference, env.Reference)
+			}()
+		}
+		wg.Wait()
+		first, second := results[0], results[1]
+		Expect(first.Failures()).To(BeEmpty())
+		Expect(second.Failures()).To(BeEmpty())
+		logOf := func(r *runner.Result) []string {
+			var out []string
+			for _, c := range r.Chaos {
+				out = append(out, c.Log)
+			}
+			return out
+		}
+		Expect(len(logOf(first))).To(BeNumerically(">=", soak.Steps[1].Chaos.Random.Actions))
+		Expect(logOf(second)).To(Equal(logOf(first)), "seed %d", suite.Seed)
+		AddReportEntry("action log", strings.Join(logOf(first), "\n"))
+	}, SpecTimeout(20*time.Minute))
+
+	// A broken controller must be caught, and the report must name the broken
+	// promise and when it broke. The broken controller answers to its own
+	// managedBy value, on a cluster with no other controller of Jobs but the built-in.
+	DescribeTable("catches a deliberately broken reference controller",
+		func(ctx SpecContext, fault, scenario, invariant string) {
+			if o, _ := harness.OptionsFromEnv(); o.ProviderName() != "local" {
+				Skip("the broken controller runs on the local provider")
+			}
+			env := newEnv(ctx, "broken-"+fault)
+			name := "jobconform.io/broken-" + fault
+			broken, err := env.StartReference(ctx, GinkgoT().TempDir(), name, []string{fault})
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(broken.Stop)
+			c := runner.Controller{Name: "broken-" + fault, ManagedBy: ptr.To(name), Finalizer: controller.TrackingFinalizer, Faults: []string{fault}}
+			r := run(ctx, env, find(all, scenario), c, broken)
+			failures := r.Failures()
+			AddReportEntry("verdict on the broken controller", strings.Join(failures, "\n"))
+			Expect(failures).To(ContainElement(MatchRegexp(`^invariant %s at \d\d:\d\d:\d\d\.\d{3} `, invariant)),
+				"the %s fault must break %s (and the report must say when)", fault, invariant)
+		},
+		Entry("creating replacements while pods terminate", "replace-terminating", "node-loss-prp-failed-out-of-service", "replacement-waits-under-failed", SpecTimeout(10*time.Minute)),
+		Entry("writing Failed before the pods have terminated", "early-terminal", "controller-crash-during-failure-target", "terminal-only-when-pods-terminal", SpecTimeout(10*time.Minute)),
+	)
+}
+
+func underTest(cs []runner.Controller, name string) bool {
+	for _, c := range cs {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -24,7 +24,6 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -115,12 +114,10 @@ func register() {
 			It("reads the controllers under test", func() { Fail(err.Error()) })
 			return
 		}
-		for _, s := range all {
-			for _, c := range cs {
-				It(fmt.Sprintf("[%s] %s", c.Name, s.Name), Label(s.Features...), func(ctx SpecContext) {
-					runScenario(ctx, s, c)
-				}, SpecTimeout(5*time.Minute))
-			}
+		for _, p := range harness.LongestFirst(Description, harness.Pairs(all, cs), harness.Pair.Text) {
+			It(p.Text(), Label(p.Scenario.Features...), func(ctx SpecContext) {
+				runScenario(ctx, p.Scenario, p.Controller)
+			}, SpecTimeout(5*time.Minute))
 		}
 	})
 

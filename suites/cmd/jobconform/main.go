@@ -34,6 +34,7 @@ Usage:
   jobconform report  --out DIR REPORT.json...   write report.html and summary.md from Ginkgo JSON reports
   jobconform matrix  [--readme F] REPORT.json... the release × feature matrix of runs (Markdown)
   jobconform fidelity --kwok R.json --kubelet R.json  the same scenarios on kwok and on kubelet nodes, compared
+  jobconform durations [--out F] REPORT.json...  record each spec's wall time (the suites run the longest first)
   jobconform mutate  [--faults a,b] [flags]     run the conformance scenarios against the reference
                                                 controller broken by each fault; print the mutation score
 
@@ -72,6 +73,8 @@ func main() {
 		err = matrix(os.Args[2:])
 	case "fidelity":
 		err = fidelity(os.Args[2:])
+	case "durations":
+		err = durations(os.Args[2:])
 	case "build":
 		err = build(ctx, os.Args[2:])
 	case "cluster":

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -97,6 +98,38 @@ func Load(paths ...string) ([]reports.Run, error) {
 	}
 	reports.Sort(runs)
 	return runs, nil
+}
+
+// Durations reads Ginkgo JSON report files and returns the wall time of each
+// spec that ran (passed or failed, not skipped): suite description → spec's
+// own text → seconds, the longest where a spec ran more than once.
+func Durations(paths ...string) (map[string]map[string]float64, error) {
+	out := map[string]map[string]float64{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var suites []types.Report
+		if err := json.Unmarshal(data, &suites); err != nil {
+			return nil, fmt.Errorf("%s: not a Ginkgo JSON report: %w", p, err)
+		}
+		for _, rep := range suites {
+			for _, sr := range rep.SpecReports {
+				if sr.LeafNodeType != types.NodeTypeIt || sr.State.Is(types.SpecStateSkipped|types.SpecStatePending) {
+					continue
+				}
+				if out[rep.SuiteDescription] == nil {
+					out[rep.SuiteDescription] = map[string]float64{}
+				}
+				secs := math.Round(sr.RunTime.Seconds()*10) / 10
+				if secs > out[rep.SuiteDescription][sr.LeafNodeText] {
+					out[rep.SuiteDescription][sr.LeafNodeText] = secs
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 func runOf(suite string, sr types.SpecReport) (reports.Run, error) {

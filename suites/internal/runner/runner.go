@@ -129,25 +129,32 @@ func Run(ctx context.Context, client kubernetes.Interface, version string, s *sc
 	return RunWith(ctx, client, version, s, c, Options{})
 }
 
+// Inapplicable says why scenario s makes no promise for controller c at
+// Kubernetes version ("" when it does): suites that bring up a cluster per
+// scenario ask before they do.
+func Inapplicable(s *scenarios.Scenario, c Controller, version string) (string, error) {
+	if !s.ForController(c.Name) {
+		return fmt.Sprintf("scenario is for the %s controller(s) only", strings.Join(s.Controllers, ", ")), nil
+	}
+	ok, err := scenarios.Applies(s.Versions, version)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return fmt.Sprintf("scenario holds for Kubernetes %s, the cluster runs %s", s.Versions, version), nil
+	}
+	return "", nil
+}
+
 // RunWith is Run with options (chaos).
 func RunWith(ctx context.Context, client kubernetes.Interface, version string, s *scenarios.Scenario, c Controller, o Options) *Result {
 	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now(), Seed: o.Seed, Faults: c.Faults, Nodes: o.Nodes}
 	defer func() { r.End = time.Now() }()
-	if !s.ForController(c.Name) {
-		r.Skipped = fmt.Sprintf("scenario is for the %s controller(s) only", strings.Join(s.Controllers, ", "))
-		return r
-	}
-	if s.HasChaos() && o.Chaos == nil {
+	if s.HasChaos() && o.Chaos == nil && s.ForController(c.Name) {
 		r.Err = fmt.Errorf("scenario %s injects chaos: run it from the chaos suite (suites/chaos)", s.Name)
 		return r
 	}
-	ok, err := scenarios.Applies(s.Versions, version)
-	if err != nil {
-		r.Err = err
-		return r
-	}
-	if !ok {
-		r.Skipped = fmt.Sprintf("scenario holds for Kubernetes %s, the cluster runs %s", s.Versions, version)
+	if r.Skipped, r.Err = Inapplicable(s, c, version); r.Skipped != "" || r.Err != nil {
 		return r
 	}
 	timeout := s.Timeout.Duration

@@ -44,6 +44,8 @@ func benchStart(b *testing.B, kind string) {
 	}
 	logs := b.TempDir()
 	var runs []time.Duration
+	phases := map[string][]local.Phase{}
+	var order []string
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -57,6 +59,12 @@ func benchStart(b *testing.B, kind string) {
 			b.Fatal(err)
 		}
 		runs = append(runs, d)
+		for _, p := range c.Phases() {
+			if _, seen := phases[p.Name]; !seen {
+				order = append(order, p.Name)
+			}
+			phases[p.Name] = append(phases[p.Name], p)
+		}
 		b.StartTimer()
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i] < runs[j] })
@@ -65,5 +73,23 @@ func benchStart(b *testing.B, kind string) {
 	if b.N >= 3 {
 		fmt.Printf("start-to-ready: %.2fs (median of %d runs; min %.2fs, max %.2fs; Kubernetes %s, 3 %s nodes)\n",
 			median.Seconds(), len(runs), runs[0].Seconds(), runs[len(runs)-1].Seconds(), v, kind)
+		// Where it went: each phase's median start, end and length (the
+		// components started together overlap).
+		for _, name := range order {
+			ps := phases[name]
+			fmt.Printf("  %-46s %5.2fs → %5.2fs  (%.2fs)\n", name,
+				medianOf(ps, func(p local.Phase) time.Duration { return p.Start }).Seconds(),
+				medianOf(ps, func(p local.Phase) time.Duration { return p.End }).Seconds(),
+				medianOf(ps, func(p local.Phase) time.Duration { return p.End - p.Start }).Seconds())
+		}
 	}
+}
+
+func medianOf(ps []local.Phase, f func(local.Phase) time.Duration) time.Duration {
+	var ds []time.Duration
+	for _, p := range ps {
+		ds = append(ds, f(p))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
 }

@@ -165,6 +165,7 @@ type Cluster struct {
 	kubeletPorts []int // two per kubelet: its server and its health endpoint
 	stop         sync.Once
 	err          error
+	phases       []Phase
 
 	kubeconfig string
 	rest       *rest.Config
@@ -231,11 +232,95 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
+// Phase is a part of a cluster's start: when it began and ended, counted
+// from the start. Phases of the components started together overlap.
+type Phase struct {
+	Name       string
+	Start, End time.Duration
+}
+
+// Phases tells where the cluster's start went (make bench prints them).
+func (c *Cluster) Phases() []Phase {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Phase(nil), c.phases...)
+}
+
 func (c *Cluster) bringUp(ctx context.Context) error {
 	t0 := time.Now()
 	step := func(format string, args ...any) {
 		fmt.Fprintf(c.cfg.Progress, "[%5.2fs] %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
 	}
+	// timed runs f as phase name.
+	timed := func(name string, f func() error) error {
+		start := time.Since(t0)
+		err := f()
+		c.mu.Lock()
+		c.phases = append(c.phases, Phase{Name: name, Start: start, End: time.Since(t0)})
+		c.mu.Unlock()
+		return err
+	}
+	err := timed("certificates and kubeconfigs", func() error { return c.prepare() })
+	if err != nil {
+		return err
+	}
+	step("starting etcd %s", c.state[Etcd].bins.EtcdVersion)
+	if err := timed("etcd", func() error { return c.startComponent(ctx, Etcd) }); err != nil {
+		return err
+	}
+	step("starting kube-apiserver %s", c.cfg.Version)
+	if err := timed("kube-apiserver (to /readyz)", func() error { return c.startComponent(ctx, APIServer) }); err != nil {
+		return err
+	}
+	step("apiserver ready; starting controller-manager, scheduler and %d %s node groups", c.cfg.NodeGroups, c.cfg.NodeKind)
+	errs := make(chan error, 2+c.cfg.NodeGroups)
+	go func() {
+		errs <- timed("kube-controller-manager (to /healthz)", func() error { return c.startComponent(ctx, ControllerManager) })
+	}()
+	go func() {
+		errs <- timed("kube-scheduler (to /healthz)", func() error { return c.startComponent(ctx, Scheduler) })
+	}()
+	if c.cfg.NodeKind == NodesKubelet {
+		c.kubelets = make([]*kubeletnode.Node, c.cfg.NodeGroups)
+		for g := range c.kubelets {
+			go func() {
+				errs <- timed(fmt.Sprintf("kubelet node %d (to Ready)", g), func() error { return c.startKubeletNode(ctx, g) })
+			}()
+		}
+	} else {
+		if err := timed("register kwok Nodes", func() error { return c.createNodes(ctx) }); err != nil {
+			return err
+		}
+		for g := 0; g < c.cfg.NodeGroups; g++ {
+			c.groups = append(c.groups, process.New(fmt.Sprintf("kwok-%s", groupName(g)), filepath.Join(c.cfg.LogDir, fmt.Sprintf("kwok-%s.log", groupName(g)))))
+		}
+		for g := range c.groups {
+			go func() {
+				errs <- timed(fmt.Sprintf("kwok group %d (to leases)", g), func() error { return c.StartNodeGroup(ctx, g) })
+			}()
+		}
+	}
+	var all []error
+	for i := 0; i < 2+c.cfg.NodeGroups; i++ {
+		all = append(all, <-errs)
+	}
+	if err := errors.Join(all...); err != nil {
+		return err
+	}
+	step("waiting for the controllers (default ServiceAccount) and Ready nodes")
+	if err := timed("controllers running (default ServiceAccount)", func() error { return c.waitControllersRunning(ctx) }); err != nil {
+		return err
+	}
+	if err := timed("nodes Ready and untainted", func() error { return c.WaitNodesReady(ctx, c.cfg.StartTimeout) }); err != nil {
+		return err
+	}
+	step("cluster ready: kubeconfig %s", c.kubeconfig)
+	return nil
+}
+
+// prepare writes what the components read: certificates, kubeconfigs, kwok's
+// configuration; and reserves the ports.
+func (c *Cluster) prepare() error {
 	if err := c.pki.generate(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
@@ -270,54 +355,7 @@ func (c *Cluster) bringUp(ctx context.Context) error {
 	if c.client, err = kubernetes.NewForConfig(c.rest); err != nil {
 		return err
 	}
-	if err := c.writeKwokConfig(); err != nil {
-		return err
-	}
-
-	step("starting etcd %s", c.state[Etcd].bins.EtcdVersion)
-	if err := c.startComponent(ctx, Etcd); err != nil {
-		return err
-	}
-	step("starting kube-apiserver %s", c.cfg.Version)
-	if err := c.startComponent(ctx, APIServer); err != nil {
-		return err
-	}
-	step("apiserver ready; starting controller-manager, scheduler and %d %s node groups", c.cfg.NodeGroups, c.cfg.NodeKind)
-	errs := make(chan error, 2+c.cfg.NodeGroups)
-	go func() { errs <- c.startComponent(ctx, ControllerManager) }()
-	go func() { errs <- c.startComponent(ctx, Scheduler) }()
-	if c.cfg.NodeKind == NodesKubelet {
-		c.kubelets = make([]*kubeletnode.Node, c.cfg.NodeGroups)
-		for g := range c.kubelets {
-			go func() { errs <- c.startKubeletNode(ctx, g) }()
-		}
-	} else {
-		if err := c.createNodes(ctx); err != nil {
-			return err
-		}
-		for g := 0; g < c.cfg.NodeGroups; g++ {
-			c.groups = append(c.groups, process.New(fmt.Sprintf("kwok-%s", groupName(g)), filepath.Join(c.cfg.LogDir, fmt.Sprintf("kwok-%s.log", groupName(g)))))
-		}
-		for g := range c.groups {
-			go func() { errs <- c.StartNodeGroup(ctx, g) }()
-		}
-	}
-	var all []error
-	for i := 0; i < 2+c.cfg.NodeGroups; i++ {
-		all = append(all, <-errs)
-	}
-	if err := errors.Join(all...); err != nil {
-		return err
-	}
-	step("waiting for the controllers (default ServiceAccount) and Ready nodes")
-	if err := c.waitControllersRunning(ctx); err != nil {
-		return err
-	}
-	if err := c.WaitNodesReady(ctx, c.cfg.StartTimeout); err != nil {
-		return err
-	}
-	step("cluster ready: kubeconfig %s", c.kubeconfig)
-	return nil
+	return c.writeKwokConfig()
 }
 
 // Kubeconfig is the path of an admin kubeconfig (system:masters) for the cluster.
