@@ -44,34 +44,50 @@ JOBCONFORM_NODES=$(or $(5),$(NODES)) JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONT
   --output-dir=$(3) --junit-report=junit.xml --json-report=report.json $(SUITE_FLAGS) $(or $(4),$(SUITES))
 endef
 
-## run: the main job — the conformance and chaos suites on local clusters: built-in and
+## run: the main job — the conformance, chaos and drill suites on local clusters: built-in and
 ## reference controllers at K8S_VERSION, the built-in at RUN_ALSO; JUnit and JSON in $(ARTIFACTS)
 # CONTROLLERS are judged at K8S_VERSION (JOBCONFORM_CONTROLLERS overrides it too).
 CONTROLLERS ?= $(or $(JOBCONFORM_CONTROLLERS),builtin$(comma)reference)
 run:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) $(if $(RUN_ALSO),--k8s-version $(RUN_ALSO)) $(if $(filter kubelet,$(NODES)),--kubelet)
-	@mkdir -p $(ARTIFACTS)/$(K8S_VERSION)
-	@status=0; \
-	$(call ginkgo-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS)/$(K8S_VERSION)) || status=1; \
-	$(if $(RUN_ALSO),mkdir -p $(ARTIFACTS)/$(RUN_ALSO); $(call ginkgo-suites,$(RUN_ALSO),builtin,$(ARTIFACTS)/$(RUN_ALSO),$(filter-out ./suites/drill,$(SUITES))) || status=1;) \
-	echo "JUnit and Ginkgo JSON: $(ARTIFACTS)/$(K8S_VERSION) $(if $(RUN_ALSO),$(ARTIFACTS)/$(RUN_ALSO))"; \
-	$(JOBCONFORM) report --out $(ARTIFACTS) $(ARTIFACTS)/$(K8S_VERSION)/report.json $(if $(RUN_ALSO),$(ARTIFACTS)/$(RUN_ALSO)/report.json) || status=1; \
-	exit $$status
+	@$(call run-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS),$(RUN_ALSO))
+
+# run-suites VERSION CONTROLLERS OUTDIR [ALSO]: SUITES at VERSION (reports in OUTDIR/VERSION),
+# the built-in at ALSO (OUTDIR/ALSO), then report.html and summary.md in OUTDIR. The drill
+# suite's drills each take minutes on a cluster of their own, mostly waiting: it runs beside
+# the other suites (its output in OUTDIR/VERSION-drill/drill.log, its verdicts printed when
+# it ends) rather than after them.
+define run-suites
+mkdir -p $(3)/$(1) $(if $(4),$(3)/$(4)); status=0; drill=; \
+$(if $(filter ./suites/drill,$(SUITES)),mkdir -p $(3)/$(1)-drill; \
+  echo "drill suite: running beside the others; output in $(3)/$(1)-drill/drill.log"; \
+  { $(call ginkgo-suites,$(1),$(2),$(3)/$(1)-drill,./suites/drill) > $(3)/$(1)-drill/drill.log 2>&1; } & drill=$$!;) \
+$(if $(filter-out ./suites/drill,$(SUITES)),$(call ginkgo-suites,$(1),$(2),$(3)/$(1),$(filter-out ./suites/drill,$(SUITES))) || status=1;) \
+$(if $(4),$(call ginkgo-suites,$(4),builtin,$(3)/$(4),$(filter-out ./suites/drill,$(SUITES))) || status=1;) \
+if [ -n "$$drill" ]; then \
+  echo "waiting for the drill suite ($(3)/$(1)-drill/drill.log)"; wait $$drill || status=1; \
+  sed -n '/jobconform drill verdicts/,$$p' $(3)/$(1)-drill/drill.log; \
+fi; \
+reports="$(if $(filter-out ./suites/drill,$(SUITES)),$(3)/$(1)/report.json) $(if $(4),$(3)/$(4)/report.json) $(if $(filter ./suites/drill,$(SUITES)),$(3)/$(1)-drill/report.json)"; \
+echo "JUnit and Ginkgo JSON: $$reports"; \
+$(JOBCONFORM) report --out $(3) $$reports || status=1; \
+exit $$status
+endef
 
 ## test: unit and integration tests (integration specs start real local clusters, on kwok
 ## and on kubelet nodes), then the controller suites at K8S_VERSION in parallel processes,
 ## as make run runs them, and the conformance suite again on kubelet nodes; the fidelity
 ## table compares the two
 test: verify binaries
-	@mkdir -p $(ARTIFACTS)/test-$(K8S_VERSION) $(ARTIFACTS)/test-kubelet-$(K8S_VERSION)
-	@status=0; \
+	@status=0; t=$(ARTIFACTS)/test; \
 	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m \
 	  $$($(GO) list ./... | grep -vE '/suites/(conformance|chaos|drill)$$') || status=1; \
-	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/test-$(K8S_VERSION)) || status=1; \
-	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$(ARTIFACTS)/test-kubelet-$(K8S_VERSION),./suites/conformance,kubelet) || status=1; \
-	$(JOBCONFORM) report --out $(ARTIFACTS)/test-$(K8S_VERSION) $(ARTIFACTS)/test-$(K8S_VERSION)/report.json $(ARTIFACTS)/test-kubelet-$(K8S_VERSION)/report.json || status=1; \
-	$(JOBCONFORM) fidelity --kwok $(ARTIFACTS)/test-$(K8S_VERSION)/report.json --kubelet $(ARTIFACTS)/test-kubelet-$(K8S_VERSION)/report.json \
-	  --out $(ARTIFACTS)/test-$(K8S_VERSION)/fidelity.md || status=1; \
+	( $(call run-suites,$(K8S_VERSION),builtin$(comma)reference,$$t) ) || status=1; \
+	mkdir -p $$t/kubelet-$(K8S_VERSION); \
+	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$$t/kubelet-$(K8S_VERSION),./suites/conformance,kubelet) || status=1; \
+	$(JOBCONFORM) report --out $$t $$t/$(K8S_VERSION)/report.json $$t/$(K8S_VERSION)-drill/report.json $$t/kubelet-$(K8S_VERSION)/report.json || status=1; \
+	$(JOBCONFORM) fidelity --kwok $$t/$(K8S_VERSION)/report.json --kubelet $$t/kubelet-$(K8S_VERSION)/report.json \
+	  --out $$t/fidelity.md || status=1; \
 	exit $$status
 
 ## unit: only the tests that start no cluster

@@ -264,12 +264,21 @@ func (c *Cluster) bringUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	step("starting etcd %s", c.state[Etcd].bins.EtcdVersion)
-	if err := timed("etcd", func() error { return c.startComponent(ctx, Etcd) }); err != nil {
+	// etcd and the apiserver start together: the apiserver spends its first
+	// second loading and registering its APIs, and dials etcd until it answers.
+	step("starting etcd %s and kube-apiserver %s", c.state[Etcd].bins.EtcdVersion, c.cfg.Version)
+	if err := timed("etcd", func() error {
+		if err := c.spawn(Etcd); err != nil {
+			return err
+		}
+		if err := c.spawn(APIServer); err != nil {
+			return err
+		}
+		return c.waitHealthy(ctx, c.procs[Etcd], Etcd)
+	}); err != nil {
 		return err
 	}
-	step("starting kube-apiserver %s", c.cfg.Version)
-	if err := timed("kube-apiserver (to /readyz)", func() error { return c.startComponent(ctx, APIServer) }); err != nil {
+	if err := timed("kube-apiserver (to /readyz)", func() error { return c.waitHealthy(ctx, c.procs[APIServer], APIServer) }); err != nil {
 		return err
 	}
 	step("apiserver ready; starting controller-manager, scheduler and %d %s node groups", c.cfg.NodeGroups, c.cfg.NodeKind)

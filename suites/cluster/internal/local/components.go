@@ -102,15 +102,20 @@ func (c *Cluster) RestartComponent(ctx context.Context, comp Component, r Restar
 
 // startComponent starts comp with its current state and waits for its health endpoint.
 func (c *Cluster) startComponent(ctx context.Context, comp Component) error {
+	if err := c.spawn(comp); err != nil {
+		return err
+	}
+	return c.waitHealthy(ctx, c.procs[comp], comp)
+}
+
+// spawn starts comp's process with its current state, without waiting.
+func (c *Cluster) spawn(comp Component) error {
 	c.mu.Lock()
 	st := *c.state[comp]
 	p := c.procs[comp]
 	p.SetCommand(c.binaryOf(comp, st.bins), c.args(comp, st)...)
 	c.mu.Unlock()
-	if err := p.Start(); err != nil {
-		return err
-	}
-	return c.waitHealthy(ctx, p, comp)
+	return p.Start()
 }
 
 func (c *Cluster) binaryOf(comp Component, bins *k8sbin.Set) string {
@@ -152,6 +157,11 @@ func (c *Cluster) args(comp Component, st componentState) []string {
 			"--log-level=warn",
 			// The data is thrown away with the cluster: skip fsync for speed.
 			"--unsafe-no-fsync=true",
+			// A single member elects itself after one election timeout: 100ms
+			// instead of the default 1s (heartbeats must be ≤ a fifth of it).
+			// With no peers there is no leadership to lose to a slow tick.
+			"--heartbeat-interval=10",
+			"--election-timeout=100",
 		}
 		return append(a, c.cfg.ExtraArgs[comp]...)
 	case APIServer:
