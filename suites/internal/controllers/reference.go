@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/controller/deploy"
+	"github.com/jobconform/jobconform/suites/internal/ports"
 	"github.com/jobconform/jobconform/suites/internal/process"
 )
 
@@ -89,8 +89,9 @@ type Reference struct {
 	// Faults are --inject-fault values: a deliberately broken controller.
 	Faults []string
 
-	proc *process.Process
-	port int
+	proc  *process.Process
+	port  int
+	claim *ports.Claim
 }
 
 // Start runs the controller and waits until it serves /healthz.
@@ -104,12 +105,13 @@ func (r *Reference) Start(ctx context.Context) error {
 		}
 		r.proc = process.New(r.logName(), r.LogPath())
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+	if r.claim == nil { // kept across restarts: the port stays the controller's
+		claim, err := ports.Take(1)
+		if err != nil {
+			return err
+		}
+		r.claim, r.port = claim, claim.Ports[0]
 	}
-	r.port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	args := []string{
 		"--kubeconfig=" + r.Kubeconfig,
 		"--name=" + r.Name,
@@ -135,7 +137,7 @@ func (r *Reference) Start(ctx context.Context) error {
 		return err
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", r.port)
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
 		case <-r.proc.Exited():
 			return false, fmt.Errorf("%s", r.proc.DescribeExit())
@@ -155,8 +157,15 @@ func (r *Reference) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends the controller gracefully.
+// Stop ends the controller gracefully and gives its port back.
 func (r *Reference) Stop() error {
+	err := r.stop()
+	r.claim.Release()
+	r.claim = nil
+	return err
+}
+
+func (r *Reference) stop() error {
 	if r.proc == nil {
 		return nil
 	}
@@ -173,7 +182,7 @@ func (r *Reference) Kill() error {
 
 // Restart stops the controller and starts it with new gates (nil keeps them).
 func (r *Reference) Restart(ctx context.Context, gates map[string]bool) error {
-	if err := r.Stop(); err != nil {
+	if err := r.stop(); err != nil {
 		return err
 	}
 	if gates != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/suites/cluster/internal/provider"
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
+	"github.com/jobconform/jobconform/suites/internal/ports"
 	"github.com/jobconform/jobconform/suites/internal/process"
 )
 
@@ -163,6 +164,7 @@ type Cluster struct {
 	kubelets     []*kubeletnode.Node
 	kubeletPath  string
 	kubeletPorts []int // two per kubelet: its server and its health endpoint
+	claim        *ports.Claim
 	stop         sync.Once
 	err          error
 	phases       []Phase
@@ -333,19 +335,23 @@ func (c *Cluster) prepare() error {
 	if err := c.pki.generate(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
-	// Every port in one call, kubelets' included: ports taken one call at a
-	// time may be handed out twice while the first holder has not bound yet.
+	// Every port of the cluster, kubelets' included, claimed until Stop
+	// (package ports): no other cluster or outgoing connection can take one.
 	n := 5
 	if c.cfg.NodeKind == NodesKubelet {
 		n += 2 * c.cfg.NodeGroups
 	}
-	ports, err := freePorts(n)
+	claim, err := ports.Take(n)
 	if err != nil {
 		return err
 	}
-	c.ports = map[Component]int{Etcd: ports[0], APIServer: ports[1], ControllerManager: ports[2], Scheduler: ports[3]}
-	c.peerPort = ports[4]
-	c.kubeletPorts = ports[5:]
+	c.mu.Lock()
+	c.claim = claim
+	c.mu.Unlock()
+	p := claim.Ports
+	c.ports = map[Component]int{Etcd: p[0], APIServer: p[1], ControllerManager: p[2], Scheduler: p[3]}
+	c.peerPort = p[4]
+	c.kubeletPorts = p[5:]
 	server := fmt.Sprintf("https://127.0.0.1:%d", c.ports[APIServer])
 	for _, kc := range []struct{ file, cert, key string }{
 		{"admin.kubeconfig", adminCert, adminKey},
@@ -441,6 +447,9 @@ func (c *Cluster) Stop() error {
 		if err := os.RemoveAll(c.stateDir); err != nil {
 			errs = append(errs, err)
 		}
+		c.mu.Lock()
+		c.claim.Release() // after every process that bound them has ended
+		c.mu.Unlock()
 		c.err = errors.Join(errs...)
 	})
 	return c.err

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -302,26 +301,4 @@ func (c *Cluster) waitControllersRunning(ctx context.Context) error {
 		return fmt.Errorf("controllers not running after %s: no default ServiceAccount (%v); log %s", c.cfg.StartTimeout, last, c.procs[ControllerManager].LogPath)
 	}
 	return err
-}
-
-// freePorts reserves n distinct free TCP ports on 127.0.0.1. They are released
-// before the components bind them; a lost race shows as a component that fails
-// to start with "address already in use".
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("no free port on 127.0.0.1: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
