@@ -25,22 +25,31 @@ comma := ,
 # make run also runs the built-in controller of this release (its own expectations):
 # the previous minor.
 RUN_ALSO ?= v1.36.3
-# Scenarios run in parallel Ginkgo processes against one cluster (a namespace each);
-# they mostly wait on SIGTERM traps and backoffs, so more processes than cores pay off.
-PROCS  ?= 6
+# Conformance scenarios run in parallel Ginkgo processes against one cluster (a namespace
+# each); they mostly wait on SIGTERM traps and backoffs, so many more processes than cores
+# pay off (measured on 2 cores: 12 processes 112s, 24 processes 71s, CPU under 70%).
+# Chaos specs each bring up a cluster of their own: CHAOS_PROCS clusters at once (6: 199s,
+# CPU at times saturated; 12: no faster, every spec slower). Drills: one process each.
+PROCS        ?= 24
+CHAOS_PROCS  ?= 6
+DRILL_PROCS  ?= 4
+KUBELET_PROCS ?= 6
 GINKGO := $(GO) tool ginkgo
-# The suites that judge controllers (conformance, then chaos); SUITE_FLAGS adds
-# Ginkgo flags, e.g. SUITE_FLAGS=--label-filter=podReplacementPolicy
+# The suites that judge controllers; SUITE_FLAGS adds Ginkgo flags, e.g.
+# SUITE_FLAGS=--label-filter=podReplacementPolicy
 SUITES ?= ./suites/conformance ./suites/chaos ./suites/drill
 SUITE_FLAGS ?=
 # NODES: what plays the local clusters' nodes, kwok (default) or kubelet (real kubelets
 # on containerd; needs root and Debian's containerd, runc and busybox-static:
 # hack/install-deps.sh installs them).
 NODES ?=
+procs-for = $(if $(filter kubelet,$(2)),$(KUBELET_PROCS),$(if $(filter ./suites/chaos,$(1)),$(CHAOS_PROCS),$(if $(filter ./suites/drill,$(1)),$(DRILL_PROCS),$(PROCS))))
 # ginkgo-suites VERSION CONTROLLERS OUTDIR [SUITES] [NODES]: the suites (each on its own
-# local cluster), reports in OUTDIR.
+# local cluster), reports in OUTDIR. --randomize-all lets the specs' priorities (longest
+# first, suites/internal/harness/durations.json) order every spec.
 define ginkgo-suites
-JOBCONFORM_NODES=$(or $(5),$(NODES)) JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONTROLLERS=$(2) $(GINKGO) -p --procs=$(PROCS) --keep-going --no-color --timeout=90m \
+JOBCONFORM_NODES=$(or $(5),$(NODES)) JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONTROLLERS=$(2) $(GINKGO) -p \
+  --procs=$(call procs-for,$(or $(4),$(SUITES)),$(or $(5),$(NODES))) --randomize-all --keep-going --no-color --timeout=90m \
   --output-dir=$(3) --junit-report=junit.xml --json-report=report.json $(SUITE_FLAGS) $(or $(4),$(SUITES))
 endef
 
@@ -52,24 +61,25 @@ run:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) $(if $(RUN_ALSO),--k8s-version $(RUN_ALSO)) $(if $(filter kubelet,$(NODES)),--kubelet)
 	@$(call run-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS),$(RUN_ALSO))
 
-# run-suites VERSION CONTROLLERS OUTDIR [ALSO]: SUITES at VERSION (reports in OUTDIR/VERSION),
-# the built-in at ALSO (OUTDIR/ALSO), then report.html and summary.md in OUTDIR. The drill
-# suite's drills each take minutes on a cluster of their own, mostly waiting: it runs beside
-# the other suites (its output in OUTDIR/VERSION-drill/drill.log, its verdicts printed when
-# it ends) rather than after them.
+# run-suites VERSION CONTROLLERS OUTDIR [ALSO]: each of SUITES at VERSION (reports in
+# OUTDIR/VERSION-SUITE), the built-in at ALSO (OUTDIR/ALSO-SUITE), then report.html and
+# summary.md in OUTDIR. The drill suite's drills take minutes each on a cluster of their
+# own, mostly waiting: it runs beside the other suites (output in OUTDIR/VERSION-drill/drill.log,
+# its verdicts printed when it ends) rather than after them.
 define run-suites
-mkdir -p $(3)/$(1) $(if $(4),$(3)/$(4)); status=0; drill=; \
-$(if $(filter ./suites/drill,$(SUITES)),mkdir -p $(3)/$(1)-drill; \
+status=0; drill=; reports=; \
+$(if $(filter ./suites/drill,$(SUITES)),mkdir -p $(3)/$(1)-drill; reports="$(3)/$(1)-drill/report.json"; \
   echo "drill suite: running beside the others; output in $(3)/$(1)-drill/drill.log"; \
   { $(call ginkgo-suites,$(1),$(2),$(3)/$(1)-drill,./suites/drill) > $(3)/$(1)-drill/drill.log 2>&1; } & drill=$$!;) \
-$(if $(filter-out ./suites/drill,$(SUITES)),$(call ginkgo-suites,$(1),$(2),$(3)/$(1),$(filter-out ./suites/drill,$(SUITES))) || status=1;) \
-$(if $(4),$(call ginkgo-suites,$(4),builtin,$(3)/$(4),$(filter-out ./suites/drill,$(SUITES))) || status=1;) \
+$(foreach s,$(filter-out ./suites/drill,$(SUITES)),mkdir -p $(3)/$(1)-$(notdir $(s)); reports="$$reports $(3)/$(1)-$(notdir $(s))/report.json"; \
+  $(call ginkgo-suites,$(1),$(2),$(3)/$(1)-$(notdir $(s)),$(s)) || status=1;) \
+$(if $(4),$(foreach s,$(filter-out ./suites/drill,$(SUITES)),mkdir -p $(3)/$(4)-$(notdir $(s)); reports="$$reports $(3)/$(4)-$(notdir $(s))/report.json"; \
+  $(call ginkgo-suites,$(4),builtin,$(3)/$(4)-$(notdir $(s)),$(s)) || status=1;)) \
 if [ -n "$$drill" ]; then \
   echo "waiting for the drill suite ($(3)/$(1)-drill/drill.log)"; wait $$drill || status=1; \
   sed -n '/jobconform drill verdicts/,$$p' $(3)/$(1)-drill/drill.log; \
 fi; \
-reports="$(if $(filter-out ./suites/drill,$(SUITES)),$(3)/$(1)/report.json) $(if $(4),$(3)/$(4)/report.json) $(if $(filter ./suites/drill,$(SUITES)),$(3)/$(1)-drill/report.json)"; \
-echo "JUnit and Ginkgo JSON: $$reports"; \
+echo "JUnit and Ginkgo JSON:$$reports"; \
 $(JOBCONFORM) report --out $(3) $$reports || status=1; \
 exit $$status
 endef
@@ -85,8 +95,8 @@ test: verify binaries
 	( $(call run-suites,$(K8S_VERSION),builtin$(comma)reference,$$t) ) || status=1; \
 	mkdir -p $$t/kubelet-$(K8S_VERSION); \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin$(comma)reference,$$t/kubelet-$(K8S_VERSION),./suites/conformance,kubelet) || status=1; \
-	$(JOBCONFORM) report --out $$t $$t/$(K8S_VERSION)/report.json $$t/$(K8S_VERSION)-drill/report.json $$t/kubelet-$(K8S_VERSION)/report.json || status=1; \
-	$(JOBCONFORM) fidelity --kwok $$t/$(K8S_VERSION)/report.json --kubelet $$t/kubelet-$(K8S_VERSION)/report.json \
+	$(JOBCONFORM) report --out $$t $$t/$(K8S_VERSION)-*/report.json $$t/kubelet-$(K8S_VERSION)/report.json || status=1; \
+	$(JOBCONFORM) fidelity --kwok $$t/$(K8S_VERSION)-conformance/report.json --kubelet $$t/kubelet-$(K8S_VERSION)/report.json \
 	  --out $$t/fidelity.md || status=1; \
 	exit $$status
 

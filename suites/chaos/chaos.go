@@ -176,14 +176,12 @@ func register() {
 			It("reads the controllers under test", func() { Fail(err.Error()) })
 			return
 		}
-		// The checks of the harness first (they are among the longest specs),
-		// then the scenarios, longest first.
 		if set.Builtin { // they run scenarios of jobconform's catalog
 			harnessChecks(all, cs)
 		}
-		for _, p := range harness.LongestFirst(Description, harness.Pairs(all, cs), harness.Pair.Text) {
+		for _, p := range harness.Pairs(all, cs) {
 			s, c := p.Scenario, p.Controller
-			It(p.Text(), Label(s.Features...), func(ctx SpecContext) {
+			It(p.Text(), Label(s.Features...), harness.Priority(Description, p.Text()), func(ctx SpecContext) {
 				skipInapplicable(s, c)
 				env := newEnv(ctx, c.Name+"-"+s.Name, c)
 				r := run(ctx, env, s, c, env.Reference)
@@ -207,7 +205,8 @@ func register() {
 func harnessChecks(all []*scenarios.Scenario, cs []runner.Controller) {
 	// Two runs, each on a fresh cluster of its own, at the same time: the
 	// action log depends on the seed alone.
-	It("[reference] seeded-soak twice with one seed gives one action log", func(ctx SpecContext) {
+	soakTwice := "[reference] seeded-soak twice with one seed gives one action log"
+	It(soakTwice, harness.Priority(Description, soakTwice), func(ctx SpecContext) {
 		if !underTest(cs, runner.Reference.Name) {
 			Skip("the reference controller is not under test")
 		}
@@ -259,8 +258,8 @@ func harnessChecks(all []*scenarios.Scenario, cs []runner.Controller) {
 			Expect(failures).To(ContainElement(MatchRegexp(`^invariant %s at \d\d:\d\d:\d\d\.\d{3} `, invariant)),
 				"the %s fault must break %s (and the report must say when)", fault, invariant)
 		},
-		Entry("creating replacements while pods terminate", "replace-terminating", "node-loss-prp-failed-out-of-service", "replacement-waits-under-failed", SpecTimeout(10*time.Minute)),
-		Entry("writing Failed before the pods have terminated", "early-terminal", "controller-crash-during-failure-target", "terminal-only-when-pods-terminal", SpecTimeout(10*time.Minute)),
+		entry("creating replacements while pods terminate", "replace-terminating", "node-loss-prp-failed-out-of-service", "replacement-waits-under-failed"),
+		entry("writing Failed before the pods have terminated", "early-terminal", "controller-crash-during-failure-target", "terminal-only-when-pods-terminal"),
 	)
 }
 
@@ -271,4 +270,9 @@ func underTest(cs []runner.Controller, name string) bool {
 		}
 	}
 	return false
+}
+
+// entry is a case of the broken-controller table.
+func entry(text, fault, scenario, invariant string) TableEntry {
+	return Entry(text, fault, scenario, invariant, SpecTimeout(10*time.Minute), harness.Priority(Description, text))
 }

@@ -114,8 +114,8 @@ func register() {
 			It("reads the controllers under test", func() { Fail(err.Error()) })
 			return
 		}
-		for _, p := range harness.LongestFirst(Description, harness.Pairs(all, cs), harness.Pair.Text) {
-			It(p.Text(), Label(p.Scenario.Features...), func(ctx SpecContext) {
+		for _, p := range harness.Pairs(all, cs) {
+			It(p.Text(), Label(p.Scenario.Features...), harness.Priority(Description, p.Text()), func(ctx SpecContext) {
 				runScenario(ctx, p.Scenario, p.Controller)
 			}, SpecTimeout(5*time.Minute))
 		}

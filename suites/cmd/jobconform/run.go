@@ -472,7 +472,9 @@ func suiteScript(suite string) string { return filepath.Join(suite, suite+".test
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func (p *plan) ginkgoArgs(bin, out string) []string {
-	args := []string{"--keep-going", "--timeout=" + p.timeout.String(), "--output-dir=" + out,
+	// --randomize-all: the specs' priorities (longest first) order every
+	// spec, not only the top-level containers.
+	args := []string{"--keep-going", "--randomize-all", "--timeout=" + p.timeout.String(), "--output-dir=" + out,
 		"--junit-report=junit.xml", "--json-report=report.json"}
 	if p.procs > 1 {
 		args = append(args, "-p", fmt.Sprintf("--procs=%d", p.procs))

@@ -4,7 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"sort"
+
+	"github.com/onsi/ginkgo/v2"
 
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -27,24 +28,20 @@ func MeasuredDurations() Durations {
 	return d
 }
 
-// LongestFirst orders items, specs to be defined, by their measured wall
-// time, longest first. Ginkgo hands specs to parallel processes in the order
-// they are defined, so a long spec defined last keeps every other process
-// waiting for it at the end (longest-first is the classic greedy schedule).
-// Specs never measured (the user's scenarios, new ones) keep their order and
-// go first: they may be long. Only the order changes, never what runs.
-func LongestFirst[T any](suite string, items []T, text func(T) string) []T {
-	seconds := MeasuredDurations()[suite]
-	out := append([]T(nil), items...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, aok := seconds[text(out[i])]
-		b, bok := seconds[text(out[j])]
-		if aok != bok {
-			return !aok
-		}
-		return a > b
-	})
-	return out
+// Priority is the Ginkgo SpecPriority of a spec of suite: its measured wall
+// time in buckets of 10s, so the longest specs are handed to the parallel
+// processes first (run with --randomize-all, which the Makefile and
+// jobconform run pass: without it Ginkgo orders top-level containers only).
+// A long spec handed out last keeps every other process waiting for it; the
+// order within a bucket stays random. Specs never measured (the user's
+// scenarios, new ones) come first: they may be long. Only the order changes,
+// never what runs.
+func Priority(suite, text string) ginkgo.SpecPriority {
+	secs, ok := MeasuredDurations()[suite][text]
+	if !ok {
+		return ginkgo.SpecPriority(1000)
+	}
+	return ginkgo.SpecPriority(int(secs / 10))
 }
 
 // Pair is one spec of a controller suite: a scenario against a controller.

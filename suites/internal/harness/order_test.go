@@ -18,16 +18,12 @@ func TestDurationsFile(t *testing.T) {
 	}
 }
 
-func TestLongestFirst(t *testing.T) {
+func TestPriority(t *testing.T) {
 	orig := durationsJSON
 	t.Cleanup(func() { durationsJSON = orig })
-	durationsJSON = []byte(`{"s": {"a": 10, "b": 30, "c": 20}}`)
-	got := LongestFirst("s", []string{"a", "new1", "b", "c", "new2"}, func(s string) string { return s })
-	want := []string{"new1", "new2", "b", "c", "a"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("LongestFirst = %v, want %v (never measured first, in their order; then longest first)", got, want)
-	}
-	if got := LongestFirst("other suite", []string{"b", "a"}, func(s string) string { return s }); !reflect.DeepEqual(got, []string{"b", "a"}) {
-		t.Errorf("a suite never measured keeps its order, got %v", got)
+	durationsJSON = []byte(`{"s": {"a": 9.9, "b": 39.5, "c": 20}}`)
+	got := []int{int(Priority("s", "a")), int(Priority("s", "b")), int(Priority("s", "c")), int(Priority("s", "new"))}
+	if want := []int{0, 3, 2, 1000}; !reflect.DeepEqual(got, want) {
+		t.Errorf("priorities %v, want %v (10s buckets; never measured first)", got, want)
 	}
 }
