@@ -130,7 +130,7 @@ MATRIX_SUITES   ?= conformance,chaos
 matrix:
 	@status=0; \
 	$(JOBCONFORM) run $(foreach v,$(subst $(comma), ,$(MATRIX_VERSIONS)),--k8s-version $(v)) --suites $(MATRIX_SUITES) \
-	  --controllers builtin,reference --procs $(PROCS) --artifacts $(ARTIFACTS)/matrix || status=1; \
+	  --controllers builtin,reference --procs $(PROCS) --cluster-procs $(CHAOS_PROCS) --artifacts $(ARTIFACTS)/matrix || status=1; \
 	$(JOBCONFORM) matrix --readme README.md $(foreach v,$(subst $(comma), ,$(MATRIX_VERSIONS)),$(ARTIFACTS)/matrix/$(v)/report.json) || status=1; \
 	exit $$status
 

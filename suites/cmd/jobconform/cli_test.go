@@ -277,7 +277,7 @@ func TestREADMEExample(t *testing.T) {
 	if want := "report: " + filepath.Join(work, "jobconform-report", "report.html"); !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q", want)
 	}
-	for _, f := range []string{"report.html", "summary.md", "v1.37.1/report.json", "v1.37.1/junit.xml"} {
+	for _, f := range []string{"report.html", "summary.md", "v1.37.1/report.json", "v1.37.1/junit-conformance.xml"} {
 		if _, err := os.Stat(filepath.Join(work, "jobconform-report", f)); err != nil {
 			t.Errorf("the run wrote no %s: %v", f, err)
 		}

@@ -363,7 +363,7 @@ func (b *Builder) buildModule(ctx context.Context, tmp, what, mod, version strin
 		return err
 	}
 	if err := b.run(ctx, src, what+": resolving modules", start, "go", "mod", "tidy"); err != nil {
-		return fmt.Errorf("resolve modules for %s: %w", what, err)
+		return fmt.Errorf("resolve modules for %s: %w%s", what, err, proxyHint(err.Error()))
 	}
 	args := []string{"build", "-v", "-trimpath", "-ldflags", strings.TrimSpace("-s -w " + ldflags), "-o", filepath.Join(tmp, "bin") + string(filepath.Separator)}
 	args = append(args, targets...)
@@ -454,4 +454,22 @@ func stderrOf(err error) string {
 		return ": " + strings.TrimSpace(string(ee.Stderr))
 	}
 	return ""
+}
+
+// proxyHint says what to do when the module proxy or the checksum database
+// refused a module (the go command's output is in out).
+func proxyHint(out string) string {
+	var hints []string
+	if strings.Contains(out, "This module version is not available") {
+		hints = append(hints, "the Go module proxy does not serve every module of this release (\"This module version is not available\"): "+
+			"choose another patch release of the same minor (newer ones first; the proxy may serve an older one)")
+	}
+	if strings.Contains(out, "verifying module") && strings.Contains(out, "sumdb") {
+		hints = append(hints, "the checksum database has no record of some of this release's modules: "+
+			"to build them trusting the module proxy alone, run again with GONOSUMDB=k8s.io (an informed choice: the go command then cannot detect a tampered module)")
+	}
+	if len(hints) == 0 {
+		return ""
+	}
+	return "\n" + strings.Join(hints, "\n")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -123,3 +124,15 @@ func TestEnsureRejectsBadVersionBeforeWork(t *testing.T) {
 type testWriter struct{ t *testing.T }
 
 func (w *testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+func TestProxyHint(t *testing.T) {
+	if h := proxyHint("reading https://proxy.golang.org/k8s.io/csi-translation-lib/@v/v0.32.13.zip: 403 Forbidden\n\tserver response: This module version is not available."); !strings.Contains(h, "another patch release") {
+		t.Errorf("refused module: hint %q", h)
+	}
+	if h := proxyHint("k8s.io/kubelet@v0.31.13: verifying module: k8s.io/kubelet@v0.31.13: reading https://proxy.golang.org/sumdb/sum.golang.org/lookup/k8s.io/kubelet@v0.31.13: 404 Not Found"); !strings.Contains(h, "GONOSUMDB=k8s.io") {
+		t.Errorf("checksum database: hint %q", h)
+	}
+	if h := proxyHint("undefined: foo"); h != "" {
+		t.Errorf("a compile error got a proxy hint: %q", h)
+	}
+}
