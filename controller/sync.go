@@ -23,6 +23,7 @@ import (
 // syncState is one sync's view of a Job and its pods.
 type syncState struct {
 	job         *batchv1.Job
+	events      []event // recorded once a status write carrying them succeeds
 	pods        []*corev1.Pod
 	active      []*corev1.Pod
 	ready       int32
@@ -113,7 +114,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 		if complete {
 			st.finished = c.newCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods")
 		} else if managed {
-			suspendChanged = c.updateSuspended(job)
+			suspendChanged = c.updateSuspended(st)
 		}
 	}
 	needsFlush := suspendChanged || active != job.Status.Active || !ptr.Equal(ptr.To(st.ready), job.Status.Ready)
@@ -238,7 +239,8 @@ func (c *Controller) setTerminating(job *batchv1.Job, n int32) bool {
 	return changed
 }
 
-func (c *Controller) updateSuspended(job *batchv1.Job) bool {
+func (c *Controller) updateSuspended(st *syncState) bool {
+	job := st.job
 	now := c.clock.Now()
 	if suspended(job) {
 		changed := setCondition(job, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now)
@@ -247,7 +249,7 @@ func (c *Controller) updateSuspended(job *batchv1.Job) bool {
 		}
 		if changed {
 			if !c.opts.Faults.Has(FaultNoSuspendEvents) {
-				c.recorder.Event(job, corev1.EventTypeNormal, "Suspended", "Job suspended")
+				st.events = append(st.events, event{corev1.EventTypeNormal, "Suspended", "Job suspended"})
 			}
 			if !c.opts.Faults.Has(FaultStaleStartTime) {
 				job.Status.StartTime = nil
@@ -258,7 +260,7 @@ func (c *Controller) updateSuspended(job *batchv1.Job) bool {
 	changed := setCondition(job, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
 	if changed {
 		if !c.opts.Faults.Has(FaultNoSuspendEvents) {
-			c.recorder.Event(job, corev1.EventTypeNormal, "Resumed", "Job resumed")
+			st.events = append(st.events, event{corev1.EventTypeNormal, "Resumed", "Job resumed"})
 		}
 		if !c.opts.Faults.Has(FaultStaleStartTime) {
 			job.Status.StartTime = ptr.To(metav1.NewTime(now))
@@ -566,7 +568,12 @@ func (c *Controller) recordFinished(job *batchv1.Job, cond *batchv1.JobCondition
 // writeStatus writes job.Status; a rejection is counted by reason, and an
 // Invalid one (a status the apiserver's validation refuses) is logged loudly:
 // it is a bug in this controller.
-func (c *Controller) writeStatus(ctx context.Context, job *batchv1.Job) error {
+// writeStatus writes st.job's status, then records the events of the
+// transitions it carries: an event recorded before a write that fails (a
+// conflict with a newer Job than the informer's) would be recorded again by
+// the sync that retries it.
+func (c *Controller) writeStatus(ctx context.Context, st *syncState) error {
+	job := st.job
 	out, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})
 	if err != nil {
 		reason := string(apierrors.ReasonForError(err))
@@ -580,8 +587,15 @@ func (c *Controller) writeStatus(ctx context.Context, job *batchv1.Job) error {
 		return err
 	}
 	job.ResourceVersion = out.ResourceVersion
+	for _, e := range st.events {
+		c.recorder.Event(job, e.eventType, e.reason, e.message)
+	}
+	st.events = nil
 	return nil
 }
+
+// event is one to record once the status that says it is written.
+type event struct{ eventType, reason, message string }
 
 func (c *Controller) newCondition(t batchv1.JobConditionType, reason, message string) *batchv1.JobCondition {
 	now := metav1.NewTime(c.clock.Now())

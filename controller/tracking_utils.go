@@ -47,7 +47,7 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 	}
 	// Step 1: record the finished pods in uncountedTerminatedPods.
 	if needsFlush {
-		if err := c.writeStatus(ctx, job); err != nil {
+		if err := c.writeStatus(ctx, st); err != nil {
 			return fmt.Errorf("adding uncounted pods to status: %w", err)
 		}
 		c.backoff.update(key, st.backoff)
@@ -63,7 +63,7 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 	}
 	if rmErr != nil {
 		if needsFlush {
-			if err := c.writeStatus(ctx, job); err != nil {
+			if err := c.writeStatus(ctx, st); err != nil {
 				return errors.Join(rmErr, err)
 			}
 		}
@@ -71,7 +71,7 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 	}
 	finishing := !full && c.enactFinished(st)
 	if finishing || needsFlush {
-		if err := c.writeStatus(ctx, job); err != nil {
+		if err := c.writeStatus(ctx, st); err != nil {
 			return fmt.Errorf("counting finished pods: %w", err)
 		}
 		if finishing {
