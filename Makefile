@@ -63,21 +63,30 @@ run:
 
 # run-suites VERSION CONTROLLERS OUTDIR [ALSO]: each of SUITES at VERSION (reports in
 # OUTDIR/VERSION-SUITE), the built-in at ALSO (OUTDIR/ALSO-SUITE), then report.html and
-# summary.md in OUTDIR. The drill suite's drills take minutes each on a cluster of their
-# own, mostly waiting: it runs beside the other suites (output in OUTDIR/VERSION-drill/drill.log,
-# its verdicts printed when it ends) rather than after them.
+# summary.md in OUTDIR. Two streams, so that neither waits on the other's sleeping specs:
+# in front, the conformance suites and the chaos suite at VERSION; beside them, the drill
+# suite and the chaos suite at ALSO (output in OUTDIR/beside.log, verdicts printed at the end).
+# suite-run VERSION CONTROLLERS OUTDIR SUITE: one suite, its report added to $$reports.
+suite-run = mkdir -p $(3)/$(1)-$(notdir $(4)); reports="$$reports $(3)/$(1)-$(notdir $(4))/report.json"; \
+  $(call ginkgo-suites,$(1),$(2),$(3)/$(1)-$(notdir $(4)),$(4)) || status=1;
+in-suites = $(filter $(1),$(SUITES))
 define run-suites
-status=0; drill=; reports=; \
-$(if $(filter ./suites/drill,$(SUITES)),mkdir -p $(3)/$(1)-drill; reports="$(3)/$(1)-drill/report.json"; \
-  echo "drill suite: running beside the others; output in $(3)/$(1)-drill/drill.log"; \
-  { $(call ginkgo-suites,$(1),$(2),$(3)/$(1)-drill,./suites/drill) > $(3)/$(1)-drill/drill.log 2>&1; } & drill=$$!;) \
-$(foreach s,$(filter-out ./suites/drill,$(SUITES)),mkdir -p $(3)/$(1)-$(notdir $(s)); reports="$$reports $(3)/$(1)-$(notdir $(s))/report.json"; \
-  $(call ginkgo-suites,$(1),$(2),$(3)/$(1)-$(notdir $(s)),$(s)) || status=1;) \
-$(if $(4),$(foreach s,$(filter-out ./suites/drill,$(SUITES)),mkdir -p $(3)/$(4)-$(notdir $(s)); reports="$$reports $(3)/$(4)-$(notdir $(s))/report.json"; \
-  $(call ginkgo-suites,$(4),builtin,$(3)/$(4)-$(notdir $(s)),$(s)) || status=1;)) \
-if [ -n "$$drill" ]; then \
-  echo "waiting for the drill suite ($(3)/$(1)-drill/drill.log)"; wait $$drill || status=1; \
-  sed -n '/jobconform drill verdicts/,$$p' $(3)/$(1)-drill/drill.log; \
+status=0; reports=; beside=; \
+$(if $(call in-suites,./suites/drill)$(if $(4),$(call in-suites,./suites/chaos)), \
+  echo "running beside the other suites:$(if $(call in-suites,./suites/drill), the drill suite at $(1))$(if $(4),$(if $(call in-suites,./suites/chaos), then the chaos suite at $(4))); output in $(3)/beside.log"; \
+  mkdir -p $(3); { status=0; \
+    $(if $(call in-suites,./suites/drill),$(call suite-run,$(1),$(2),$(3),./suites/drill)) \
+    $(if $(4),$(if $(call in-suites,./suites/chaos),$(call suite-run,$(4),builtin,$(3),./suites/chaos))) \
+    exit $$status; } > $(3)/beside.log 2>&1 & beside=$$!; \
+  $(if $(call in-suites,./suites/drill),reports="$$reports $(3)/$(1)-drill/report.json";) \
+  $(if $(4),$(if $(call in-suites,./suites/chaos),reports="$$reports $(3)/$(4)-chaos/report.json";))) \
+$(if $(call in-suites,./suites/conformance),$(call suite-run,$(1),$(2),$(3),./suites/conformance)) \
+$(if $(4),$(if $(call in-suites,./suites/conformance),$(call suite-run,$(4),builtin,$(3),./suites/conformance))) \
+$(if $(call in-suites,./suites/chaos),$(call suite-run,$(1),$(2),$(3),./suites/chaos)) \
+if [ -n "$$beside" ]; then \
+  echo "waiting for the suites beside ($(3)/beside.log)"; wait $$beside || status=1; \
+  grep -E '^(Ran [0-9]+ of|SUCCESS!|FAIL!)' $(3)/beside.log; \
+  sed -n '/^  jobconform [a-z]* verdicts/,/^  [0-9]* passed/p' $(3)/beside.log; \
 fi; \
 echo "JUnit and Ginkgo JSON:$$reports"; \
 $(JOBCONFORM) report --out $(3) $$reports || status=1; \
