@@ -39,6 +39,7 @@ import (
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/kube"
@@ -111,7 +112,27 @@ type flown struct {
 	result *runner.Result
 }
 
+// referenceBinary is the reference controller built once by process 1 for
+// every drill's cluster ("" when $JOBCONFORM_REFERENCE_BINARY names one).
+var referenceBinary string
+
 func register() {
+	SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+		o, err := harness.OptionsFromEnv()
+		Expect(err).NotTo(HaveOccurred())
+		if o.ReferenceBinary != "" {
+			return []byte(o.ReferenceBinary)
+		}
+		dir, err := os.MkdirTemp("", "jobconform-drill-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, dir) // after every process is done (SynchronizedAfterSuite)
+		bin, err := controllers.BuildReference(ctx, dir)
+		Expect(err).NotTo(HaveOccurred())
+		return []byte(bin)
+	}, func(_ context.Context, data []byte) {
+		referenceBinary = string(data)
+	}, NodeTimeout(10*time.Minute))
+
 	Describe("drill", Label("drill"), func() {
 		drills, flights, err := selected()
 		if err != nil {
@@ -266,7 +287,7 @@ func fly(ctx context.Context, d *scenarios.Drill, flights map[string]*scenarios.
 	if o.ProviderName() != "local" {
 		Skip("drills change the control plane in place, which only the local provider can: " + o.ProviderName() + " cannot")
 	}
-	o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
+	o.Progress, o.TempDir, o.ReferenceBinary = GinkgoWriter, GinkgoT().TempDir(), referenceBinary
 	o.Cluster.Name = "drill"
 	o.Cluster.Version = d.Path[0].Version
 	gates := map[string]bool{}
