@@ -82,20 +82,31 @@ var StartTime = Invariant{
 	},
 }
 
-// CompletionTime: completionTime comes with Complete, is its
-// lastTransitionTime up to one second, is not before startTime, and never
-// changes once set. Upstream's enactJobFinished (v1.34.3, v1.37.1
-// job_controller.go) takes completionTime from the finished condition made
-// when the sync began and stamps Complete with a second clock reading when it
-// writes: both truncated to the second, they differ by one when the sync
-// straddles a second boundary (seen on kubelet nodes: 19Z and 20Z).
-// completionSlack is how far completionTime may be before Complete's
-// lastTransitionTime: one second boundary between two clock readings of a sync.
+// CompletionTime: completionTime comes with Complete, lies between the
+// moment success was reached (SuccessCriteriaMet's lastTransitionTime) and
+// Complete's lastTransitionTime, is not before startTime, and never changes
+// once set. Upstream's enactJobFinished (v1.34.3, v1.37.1 job_controller.go)
+// takes completionTime from the finished condition made when the enacting
+// sync began and stamps Complete with a second clock reading when it writes,
+// after removing the pods' finalizers: the two differ by that work's duration
+// (a second on kubelet nodes, 19Z and 20Z; two on a saturated machine, 13Z and
+// 15Z), so no fixed slack holds. Without SuccessCriteriaMet (a controller that
+// skips it breaks terminal-after-target) the lower bound is a second before
+// Complete.
 const completionSlack = time.Second
+
+// successReached is the earliest completionTime may be: SuccessCriteriaMet's
+// lastTransitionTime, else a second before Complete's.
+func successReached(s batchv1.JobStatus, complete *batchv1.JobCondition) time.Time {
+	if c := hasCond(s, batchv1.JobSuccessCriteriaMet); c != nil {
+		return c.LastTransitionTime.Time
+	}
+	return complete.LastTransitionTime.Add(-completionSlack)
+}
 
 var CompletionTime = Invariant{
 	Name:        "completion-time",
-	Description: "completionTime is set with Complete, is its lastTransitionTime (or up to a second before), is not before startTime and never changes",
+	Description: "completionTime is set with Complete, lies between SuccessCriteriaMet's and Complete's lastTransitionTime, is not before startTime and never changes",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		var first *metav1.Time
@@ -107,8 +118,10 @@ var CompletionTime = Invariant{
 				out = append(out, violation("completion-time", e, "Complete without completionTime"))
 			case complete == nil && ct != nil:
 				out = append(out, violation("completion-time", e, "completionTime %s without Complete", timeOf(ct)))
-			case complete != nil && (ct.Time.After(complete.LastTransitionTime.Time) || complete.LastTransitionTime.Time.Sub(ct.Time) > completionSlack):
-				out = append(out, violation("completion-time", e, "completionTime %s differs from Complete's lastTransitionTime %s", timeOf(ct), timeOf(&complete.LastTransitionTime)))
+			case complete != nil && ct.Time.After(complete.LastTransitionTime.Time):
+				out = append(out, violation("completion-time", e, "completionTime %s after Complete's lastTransitionTime %s", timeOf(ct), timeOf(&complete.LastTransitionTime)))
+			case complete != nil && ct.Time.Before(successReached(s, complete)):
+				out = append(out, violation("completion-time", e, "completionTime %s before the Job succeeded (%s)", timeOf(ct), successReached(s, complete).UTC().Format(time.RFC3339)))
 			case ct != nil && s.StartTime != nil && ct.Time.Before(s.StartTime.Time):
 				out = append(out, violation("completion-time", e, "completionTime %s before startTime %s", timeOf(ct), timeOf(s.StartTime)))
 			}
@@ -174,6 +187,12 @@ var DeadlineFromStart = Invariant{
 // recording that stopped sooner proves nothing.
 const eventGrace = 3 * time.Second
 
+// TerminalEventGrace is how long the terminal event may take: the runner
+// waits that long for it once a Job has finished (seen: kube-controller-manager
+// on a saturated machine recording Completed and DeadlineExceeded more than 3s
+// after the condition).
+const TerminalEventGrace = 15 * time.Second
+
 // eventSpamBurst is client-go's per-object event budget (EventSourceObjectSpamFilter):
 // past it a recorder may drop events, so a missing one proves nothing.
 const eventSpamBurst = 25
@@ -216,7 +235,7 @@ var TerminalEvent = Invariant{
 		switch {
 		case n > 1:
 			out = append(out, violation("terminal-event", last, "%d %s events %q for one %s condition, want one", n, wantType, wantReason, cond.Type))
-		case n == 0 && all < eventSpamBurst && recordingEnd(ctx, t).Sub(last.Time) >= eventGrace:
+		case n == 0 && all < eventSpamBurst && recordingEnd(ctx, t).Sub(last.Time) >= TerminalEventGrace:
 			reasons := []string{}
 			for _, name := range order {
 				reasons = append(reasons, events[name].Type+"/"+events[name].Reason)

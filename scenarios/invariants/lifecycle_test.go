@@ -63,29 +63,43 @@ func TestStartTime(t *testing.T) {
 
 func TestCompletionTime(t *testing.T) {
 	ctx := Context{Job: "j"}
-	finish := func(ct func(b *builder) *metav1.Time) *builder {
+	// finishWith: SuccessCriteriaMet (when succeededBefore > 0) that long
+	// before Complete, and completionTime ct.
+	finishWith := func(succeededBefore time.Duration, ct func(b *builder) *metav1.Time) *builder {
 		b := newBuilder()
 		b.status(func(s *batchv1.JobStatus) { s.StartTime = at(b) })
 		b.wait(3 * time.Second)
 		return b.status(func(s *batchv1.JobStatus) {
 			c := cond(batchv1.JobComplete, batchv1.JobReasonCompletionsReached)
 			c.LastTransitionTime = *at(b)
-			s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached), c}
+			s.Conditions = []batchv1.JobCondition{c}
+			if succeededBefore > 0 {
+				scm := cond(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached)
+				scm.LastTransitionTime = metav1.NewTime(b.now.Add(-succeededBefore).Truncate(time.Second))
+				s.Conditions = []batchv1.JobCondition{scm, c}
+			}
 			s.CompletionTime = ct(b)
 		})
 	}
+	finish := func(ct func(b *builder) *metav1.Time) *builder { return finishWith(time.Second, ct) }
+	before := func(d time.Duration) func(b *builder) *metav1.Time {
+		return func(b *builder) *metav1.Time { return ptr.To(metav1.NewTime(b.now.Add(-d).Truncate(time.Second))) }
+	}
 	expectOK(t, CompletionTime, ctx, finish(at))
 	expectViolation(t, CompletionTime, ctx, finish(func(*builder) *metav1.Time { return nil }), "Complete without completionTime")
-	expectViolation(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time {
-		return ptr.To(metav1.NewTime(b.now.Add(-2 * time.Second).Truncate(time.Second)))
-	}), "differs from Complete's lastTransitionTime")
+	// Before the Job succeeded: a controller stamping, say, its start time.
+	expectViolation(t, CompletionTime, ctx, finish(before(2*time.Second)), "before the Job succeeded")
 	// One second before: the sync that wrote Complete straddled a second boundary.
-	expectOK(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time {
-		return ptr.To(metav1.NewTime(b.now.Add(-time.Second).Truncate(time.Second)))
-	}))
+	expectOK(t, CompletionTime, ctx, finish(before(time.Second)))
+	// Two seconds before, the Job having succeeded three seconds before
+	// Complete: a slow enacting sync on a saturated machine (seen on v1.37.1).
+	expectOK(t, CompletionTime, ctx, finishWith(3*time.Second, before(2*time.Second)))
+	// Without SuccessCriteriaMet, a second before Complete at most.
+	expectViolation(t, CompletionTime, ctx, finishWith(0, before(2*time.Second)), "before the Job succeeded")
+	expectOK(t, CompletionTime, ctx, finishWith(0, before(time.Second)))
 	expectViolation(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time {
 		return ptr.To(metav1.NewTime(b.now.Add(time.Second).Truncate(time.Second)))
-	}), "differs from Complete's lastTransitionTime")
+	}), "after Complete's lastTransitionTime")
 	early := newBuilder()
 	early.status(func(s *batchv1.JobStatus) { s.CompletionTime = at(early) })
 	expectViolation(t, CompletionTime, ctx, early, "without Complete")

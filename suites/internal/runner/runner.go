@@ -221,6 +221,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		}
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
+	awaitTerminalEvent(ctx, rec)
 	var policyOff []invariants.Span
 	var restarts []time.Time
 	if inj != nil {
@@ -410,6 +411,36 @@ func describePattern(p scenarios.StatusPattern) string {
 		parts = append(parts, "empty status")
 	}
 	return strings.Join(parts, " ")
+}
+
+// awaitTerminalEvent waits, once the Job has finished, until its terminal
+// event (Normal Completed, or Warning with the failure reason) is recorded,
+// at most invariants.TerminalEventGrace: controllers send events
+// asynchronously, on a loaded machine seconds late, and the terminal-event
+// invariant calls a missing one a violation only after that grace. A
+// controller that sends it costs no wait.
+func awaitTerminalEvent(ctx context.Context, rec *recorder.Recorder) {
+	jobs := rec.Of("Job")
+	if len(jobs) == 0 {
+		return
+	}
+	want := ""
+	for _, c := range jobs[len(jobs)-1].Job().Status.Conditions {
+		switch {
+		case c.Status != corev1.ConditionTrue:
+		case c.Type == batchv1.JobComplete:
+			want = "Completed"
+		case c.Type == batchv1.JobFailed:
+			want = c.Reason
+		}
+	}
+	if want == "" {
+		return
+	}
+	_, _ = rec.WaitFor(ctx, invariants.TerminalEventGrace, "the terminal event", func(e recorder.Entry) bool {
+		ev, ok := e.Object.(*corev1.Event)
+		return ok && ev.InvolvedObject.Kind == "Job" && ev.InvolvedObject.Name == JobName && ev.Reason == want
+	}) // the invariant judges what came
 }
 
 // settle waits until nothing changed for quiet, at most max.
