@@ -85,7 +85,8 @@ var StartTime = Invariant{
 // CompletionTime: completionTime comes with Complete, lies between the
 // moment success was reached (SuccessCriteriaMet's lastTransitionTime) and
 // Complete's lastTransitionTime, is not before startTime, and never changes
-// once set. Upstream's enactJobFinished (v1.34.3, v1.37.1 job_controller.go)
+// once set, and is not before its last pod finished (a controller that
+// stamps success's moment while pods still terminate). Upstream's enactJobFinished (v1.34.3, v1.37.1 job_controller.go)
 // takes completionTime from the finished condition made when the enacting
 // sync began and stamps Complete with a second clock reading when it writes,
 // after removing the pods' finalizers: the two differ by that work's duration
@@ -102,6 +103,28 @@ func successReached(s batchv1.JobStatus, complete *batchv1.JobCondition) time.Ti
 		return c.LastTransitionTime.Time
 	}
 	return complete.LastTransitionTime.Add(-completionSlack)
+}
+
+// lastPodFinish is the latest finishedAt of the Job's pods' containers
+// recorded by upTo: the Job completes only once no pod runs or terminates,
+// and the controller reads its clock after it saw that (both in whole seconds).
+func lastPodFinish(ctx Context, t timeline.Timeline, upTo time.Time) time.Time {
+	var last time.Time
+	for _, e := range t {
+		p, ok := e.Object.(*corev1.Pod)
+		if !ok || e.Time.After(upTo) {
+			continue
+		}
+		if ref := metav1.GetControllerOf(p); ref == nil || ref.Kind != "Job" || ref.Name != ctx.Job {
+			continue
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if term := cs.State.Terminated; term != nil && term.FinishedAt.Time.After(last) {
+				last = term.FinishedAt.Time
+			}
+		}
+	}
+	return last
 }
 
 var CompletionTime = Invariant{
@@ -122,6 +145,8 @@ var CompletionTime = Invariant{
 				out = append(out, violation("completion-time", e, "completionTime %s after Complete's lastTransitionTime %s", timeOf(ct), timeOf(&complete.LastTransitionTime)))
 			case complete != nil && ct.Time.Before(successReached(s, complete)):
 				out = append(out, violation("completion-time", e, "completionTime %s before the Job succeeded (%s)", timeOf(ct), successReached(s, complete).UTC().Format(time.RFC3339)))
+			case complete != nil && ct.Time.Before(lastPodFinish(ctx, t, e.Time)):
+				out = append(out, violation("completion-time", e, "completionTime %s before its last pod finished (%s)", timeOf(ct), lastPodFinish(ctx, t, e.Time).UTC().Format(time.RFC3339)))
 			case ct != nil && s.StartTime != nil && ct.Time.Before(s.StartTime.Time):
 				out = append(out, violation("completion-time", e, "completionTime %s before startTime %s", timeOf(ct), timeOf(s.StartTime)))
 			}

@@ -100,6 +100,28 @@ func TestCompletionTime(t *testing.T) {
 	expectViolation(t, CompletionTime, ctx, finish(func(b *builder) *metav1.Time {
 		return ptr.To(metav1.NewTime(b.now.Add(time.Second).Truncate(time.Second)))
 	}), "after Complete's lastTransitionTime")
+	// Success reached while a pod still terminated (a SIGTERM trap): the
+	// Job completes only after that pod finished; completionTime at the
+	// success is the completion-time-at-target fault.
+	trapped := newBuilder()
+	trapped.status(func(s *batchv1.JobStatus) { s.StartTime = at(trapped) })
+	trapped.wait(time.Second)
+	scmAt := *at(trapped)
+	trapped.wait(5 * time.Second)
+	trapped.pod("p", func(p *corev1.Pod) {
+		failed(p)
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143, FinishedAt: *at(trapped)}}}}
+	})
+	trapped.wait(time.Second)
+	trapped.status(func(s *batchv1.JobStatus) {
+		scm := cond(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonSuccessPolicy)
+		scm.LastTransitionTime = scmAt
+		c := cond(batchv1.JobComplete, batchv1.JobReasonSuccessPolicy)
+		c.LastTransitionTime = *at(trapped)
+		s.Conditions = []batchv1.JobCondition{scm, c}
+		s.CompletionTime = &scmAt
+	})
+	expectViolation(t, CompletionTime, ctx, trapped, "before its last pod finished")
 	early := newBuilder()
 	early.status(func(s *batchv1.JobStatus) { s.CompletionTime = at(early) })
 	expectViolation(t, CompletionTime, ctx, early, "without Complete")
