@@ -268,15 +268,16 @@ func TestFinalizerReleased(t *testing.T) {
 		return b.pod("a", failed)
 	}
 	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, finishing(100*time.Millisecond))
-	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, finishing(5*time.Second), "still keeps "+fin+" 5.2s after the Job started finishing")
+	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, finishing(5*time.Second)) // a slow sync on a saturated machine
+	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, finishing(12*time.Second), "still keeps "+fin+" 12.2s after the Job started finishing")
 	// After a restart of the controller or the apiserver it may resume late.
-	expectOK(t, FinalizerReleased, Context{Finalizer: fin, Restarts: []time.Time{time.Now()}}, finishing(5*time.Second))
+	expectOK(t, FinalizerReleased, Context{Finalizer: fin, Restarts: []time.Time{time.Now()}}, finishing(12*time.Second))
 	// Nothing happens after the condition, yet the recording ran on: judged at its end.
 	quiet := newBuilder().pod("a", running)
 	quiet.status(func(s *batchv1.JobStatus) {
 		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
 	})
-	expectViolation(t, FinalizerReleased, Context{Finalizer: fin, End: quiet.now.Add(10 * time.Second)}, quiet, "after the Job started finishing")
+	expectViolation(t, FinalizerReleased, Context{Finalizer: fin, End: quiet.now.Add(15 * time.Second)}, quiet, "after the Job started finishing")
 }
 
 func TestManagedBySilence(t *testing.T) {
