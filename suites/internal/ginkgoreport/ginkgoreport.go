@@ -74,30 +74,16 @@ func TimelineText(r *runner.Result) string {
 // Load reads Ginkgo JSON report files and returns their runs, sorted (reports.Sort).
 func Load(paths ...string) ([]reports.Run, error) {
 	var runs []reports.Run
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
+	err := eachSpec(paths, func(path, suite string, sr types.SpecReport) error {
+		r, err := runOf(suite, sr)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("%s: %s: %w", path, sr.FullText(), err)
 		}
-		var suites []types.Report
-		if err := json.Unmarshal(data, &suites); err != nil {
-			return nil, fmt.Errorf("%s: not a Ginkgo JSON report: %w", p, err)
-		}
-		for _, rep := range suites {
-			for _, sr := range rep.SpecReports {
-				if sr.LeafNodeType != types.NodeTypeIt {
-					continue
-				}
-				r, err := runOf(rep.SuiteDescription, sr)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", p, sr.FullText(), err)
-				}
-				runs = append(runs, r)
-			}
-		}
-	}
+		runs = append(runs, r)
+		return nil
+	})
 	reports.Sort(runs)
-	return runs, nil
+	return runs, err
 }
 
 // Durations reads Ginkgo JSON report files and returns the wall time of each
@@ -105,31 +91,44 @@ func Load(paths ...string) ([]reports.Run, error) {
 // own text → seconds, the longest where a spec ran more than once.
 func Durations(paths ...string) (map[string]map[string]float64, error) {
 	out := map[string]map[string]float64{}
+	err := eachSpec(paths, func(_, suite string, sr types.SpecReport) error {
+		if sr.State.Is(types.SpecStateSkipped | types.SpecStatePending) {
+			return nil
+		}
+		if out[suite] == nil {
+			out[suite] = map[string]float64{}
+		}
+		if secs := math.Round(sr.RunTime.Seconds()*10) / 10; secs > out[suite][sr.LeafNodeText] {
+			out[suite][sr.LeafNodeText] = secs
+		}
+		return nil
+	})
+	return out, err
+}
+
+// eachSpec calls f for every It spec of the Ginkgo JSON report files.
+func eachSpec(paths []string, f func(path, suite string, sr types.SpecReport) error) error {
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var suites []types.Report
 		if err := json.Unmarshal(data, &suites); err != nil {
-			return nil, fmt.Errorf("%s: not a Ginkgo JSON report: %w", p, err)
+			return fmt.Errorf("%s: not a Ginkgo JSON report: %w", p, err)
 		}
 		for _, rep := range suites {
 			for _, sr := range rep.SpecReports {
-				if sr.LeafNodeType != types.NodeTypeIt || sr.State.Is(types.SpecStateSkipped|types.SpecStatePending) {
+				if sr.LeafNodeType != types.NodeTypeIt {
 					continue
 				}
-				if out[rep.SuiteDescription] == nil {
-					out[rep.SuiteDescription] = map[string]float64{}
-				}
-				secs := math.Round(sr.RunTime.Seconds()*10) / 10
-				if secs > out[rep.SuiteDescription][sr.LeafNodeText] {
-					out[rep.SuiteDescription][sr.LeafNodeText] = secs
+				if err := f(p, rep.SuiteDescription, sr); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func runOf(suite string, sr types.SpecReport) (reports.Run, error) {
