@@ -103,6 +103,9 @@ type Controller struct {
 	// finishedJobs remembers Jobs this process wrote a terminal condition for,
 	// so a sync on a stale cache does not act on them again.
 	finishedJobs sync.Map
+	// behindSince: since when a Job's cached status has been behind its
+	// pods (statusBehind), by key.
+	behindSince sync.Map
 }
 
 // New wires a Controller to informers from factory; call factory.Start after.

@@ -67,6 +67,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if jobFinished(job) {
 		c.backoff.remove(key)
 		c.finishedJobs.Delete(job.UID)
+		c.behindSince.Delete(key)
 		return nil
 	}
 	if _, done := c.finishedJobs.Load(job.UID); done {
@@ -83,6 +84,10 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	pods, err := c.podsForJob(ctx, job)
 	if err != nil {
 		return err
+	}
+	if c.statusBehind(key, job, pods) {
+		c.queue.AddAfter(key, time.Second)
+		return nil // the newer Job is on its way: acting on this one would redo counted work
 	}
 	st := c.observePods(key, job, pods)
 	active := int32(len(st.active))
