@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"regexp"
 	"strconv"
@@ -107,9 +108,15 @@ func skipInapplicable(s *scenarios.Scenario, c runner.Controller) {
 
 var notName = regexp.MustCompile(`[^a-z0-9-]+`)
 
-// clusterName names a spec's cluster (and its log directory) after the spec.
+// clusterName names a spec's cluster (and its log directory) after the
+// spec, at most 40 characters: kind names its node containers and their
+// hostnames (63 at most) after the cluster, "-control-plane" included.
 func clusterName(s string) string {
-	return "chaos-" + strings.Trim(notName.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	name := "chaos-" + strings.Trim(notName.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(name) > 40 {
+		name = fmt.Sprintf("%s-%08x", strings.TrimRight(name[:31], "-"), crc32.ChecksumIEEE([]byte(s)))
+	}
+	return name
 }
 
 // run runs scenario s against controller c (ref: its process, for a
