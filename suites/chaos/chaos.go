@@ -102,6 +102,9 @@ func skipInapplicable(s *scenarios.Scenario, c runner.Controller) {
 	why, err := runner.Inapplicable(s, c, v)
 	Expect(err).NotTo(HaveOccurred())
 	if why != "" {
+		// The report and the matrix still learn what was skipped, where, for whom.
+		now := time.Now()
+		ginkgoreport.Attach(&runner.Result{Scenario: s.Name, Controller: c.Name, Version: v, Skipped: why, Start: now, End: now}, s.Features)
 		Skip(why)
 	}
 }

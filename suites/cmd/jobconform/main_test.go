@@ -105,3 +105,11 @@ func TestClusterCommandCleansUpOnSignal(t *testing.T) {
 		})
 	}
 }
+
+func TestReleaseOfDir(t *testing.T) {
+	for dir, want := range map[string]string{"v1.37.1-chaos": "v1.37.1", "v1.37.2": "v1.37.2", "v1.36.3-conformance": "v1.36.3", "cluster": "cluster"} {
+		if got := releaseOfDir(dir); got != want {
+			t.Errorf("releaseOfDir(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}
