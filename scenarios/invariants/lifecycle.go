@@ -4,6 +4,7 @@ package invariants
 
 import (
 	"slices"
+	"sort"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -105,14 +106,16 @@ func successReached(s batchv1.JobStatus, complete *batchv1.JobCondition) time.Ti
 	return complete.LastTransitionTime.Add(-completionSlack)
 }
 
-// lastPodFinish is the latest finishedAt of the Job's pods' containers
-// recorded by upTo: the Job completes only once no pod runs or terminates,
-// and the controller reads its clock after it saw that (both in whole seconds).
-func lastPodFinish(ctx Context, t timeline.Timeline, upTo time.Time) time.Time {
+// podFinishes returns the latest finishedAt of the Job's pods' containers
+// recorded up to a moment: the Job completes only once no pod runs or
+// terminates, and the controller reads its clock after it saw that (both in
+// whole seconds). The timeline is read once; each question is a search.
+func podFinishes(ctx Context, t timeline.Timeline) func(upTo time.Time) time.Time {
+	var at, latest []time.Time // entry times and the running maximum of finishedAt, in timeline order
 	var last time.Time
 	for _, e := range t {
 		p, ok := e.Object.(*corev1.Pod)
-		if !ok || e.Time.After(upTo) {
+		if !ok {
 			continue
 		}
 		if ref := metav1.GetControllerOf(p); ref == nil || ref.Kind != "Job" || ref.Name != ctx.Job {
@@ -123,8 +126,15 @@ func lastPodFinish(ctx Context, t timeline.Timeline, upTo time.Time) time.Time {
 				last = term.FinishedAt.Time
 			}
 		}
+		at, latest = append(at, e.Time), append(latest, last)
 	}
-	return last
+	return func(upTo time.Time) time.Time {
+		n := sort.Search(len(at), func(i int) bool { return at[i].After(upTo) })
+		if n == 0 {
+			return time.Time{}
+		}
+		return latest[n-1]
+	}
 }
 
 var CompletionTime = Invariant{
@@ -133,9 +143,14 @@ var CompletionTime = Invariant{
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		var first *metav1.Time
+		lastPodFinish := podFinishes(ctx, t)
 		for _, e := range jobEntries(ctx, t) {
 			s := e.Job().Status
 			ct, complete := s.CompletionTime, hasCond(s, batchv1.JobComplete)
+			var succeeded, podsDone time.Time
+			if complete != nil {
+				succeeded, podsDone = successReached(s, complete), lastPodFinish(e.Time)
+			}
 			switch {
 			case complete != nil && ct == nil:
 				out = append(out, violation("completion-time", e, "Complete without completionTime"))
@@ -143,10 +158,10 @@ var CompletionTime = Invariant{
 				out = append(out, violation("completion-time", e, "completionTime %s without Complete", timeOf(ct)))
 			case complete != nil && ct.Time.After(complete.LastTransitionTime.Time):
 				out = append(out, violation("completion-time", e, "completionTime %s after Complete's lastTransitionTime %s", timeOf(ct), timeOf(&complete.LastTransitionTime)))
-			case complete != nil && ct.Time.Before(successReached(s, complete)):
-				out = append(out, violation("completion-time", e, "completionTime %s before the Job succeeded (%s)", timeOf(ct), successReached(s, complete).UTC().Format(time.RFC3339)))
-			case complete != nil && ct.Time.Before(lastPodFinish(ctx, t, e.Time)):
-				out = append(out, violation("completion-time", e, "completionTime %s before its last pod finished (%s)", timeOf(ct), lastPodFinish(ctx, t, e.Time).UTC().Format(time.RFC3339)))
+			case complete != nil && ct.Time.Before(succeeded):
+				out = append(out, violation("completion-time", e, "completionTime %s before the Job succeeded (%s)", timeOf(ct), succeeded.UTC().Format(time.RFC3339)))
+			case complete != nil && ct.Time.Before(podsDone):
+				out = append(out, violation("completion-time", e, "completionTime %s before its last pod finished (%s)", timeOf(ct), podsDone.UTC().Format(time.RFC3339)))
 			case ct != nil && s.StartTime != nil && ct.Time.Before(s.StartTime.Time):
 				out = append(out, violation("completion-time", e, "completionTime %s before startTime %s", timeOf(ct), timeOf(s.StartTime)))
 			}

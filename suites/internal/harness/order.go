@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/onsi/ginkgo/v2"
 
@@ -21,6 +22,9 @@ var durationsJSON []byte
 // Durations are measured spec wall times: suite description → spec text → seconds.
 type Durations map[string]map[string]float64
 
+// measured is durations.json read once: Priority is asked for every spec.
+var measured = sync.OnceValue(MeasuredDurations)
+
 // MeasuredDurations reads the embedded durations.json.
 func MeasuredDurations() Durations {
 	var d Durations
@@ -37,7 +41,7 @@ func MeasuredDurations() Durations {
 // scenarios, new ones) come first: they may be long. Only the order changes,
 // never what runs.
 func Priority(suite, text string) ginkgo.SpecPriority {
-	secs, ok := MeasuredDurations()[suite][text]
+	secs, ok := measured()[suite][text]
 	if !ok {
 		return ginkgo.SpecPriority(1000)
 	}

@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -19,9 +20,10 @@ func TestDurationsFile(t *testing.T) {
 }
 
 func TestPriority(t *testing.T) {
-	orig := durationsJSON
-	t.Cleanup(func() { durationsJSON = orig })
+	orig, origMeasured := durationsJSON, measured
+	t.Cleanup(func() { durationsJSON, measured = orig, origMeasured })
 	durationsJSON = []byte(`{"s": {"a": 9.9, "b": 39.5, "c": 20}}`)
+	measured = sync.OnceValue(MeasuredDurations)
 	got := []int{int(Priority("s", "a")), int(Priority("s", "b")), int(Priority("s", "c")), int(Priority("s", "new"))}
 	if want := []int{0, 3, 2, 1000}; !reflect.DeepEqual(got, want) {
 		t.Errorf("priorities %v, want %v (10s buckets; never measured first)", got, want)
