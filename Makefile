@@ -143,14 +143,29 @@ mutate:
 
 ## matrix: the suites (MATRIX_SUITES) against the built-in and the reference controller at
 ## every release of MATRIX_VERSIONS (each built on first use), reports in
-## $(ARTIFACTS)/matrix/<release>/; then the release × feature matrix into README.md
-MATRIX_VERSIONS ?= v1.31.14,v1.32.13,v1.33.13,v1.34.4,v1.35.4,v1.36.3,v1.37.2
+## $(ARTIFACTS)/matrix/<release>/; then the release × feature matrix into README.md and one
+## HTML report of every run. On 1.31 (JobManagedBy alpha, off by default, so the apiserver drops
+## spec.managedBy) the reference controller runs on a cluster of its own with JobManagedBy=true
+## ($(ARTIFACTS)/matrix/JobManagedBy/<release>/), a row of its own in the matrix.
+# The newest patch of each minor whose modules the Go module proxy serves, with the checksum
+# database's record (README, Release matrix, says which it refuses).
+MATRIX_VERSIONS ?= v1.31.4,v1.32.5,v1.33.13,v1.34.10,v1.35.8,v1.36.4,v1.37.2
 MATRIX_SUITES   ?= conformance,chaos
+matrix-run = $(JOBCONFORM) run --k8s-version $(1) --suites $(MATRIX_SUITES) --controllers $(2) \
+  --procs $(PROCS) --cluster-procs $(CHAOS_PROCS) --artifacts $(3) $(4)
 matrix:
-	@status=0; \
-	$(JOBCONFORM) run $(foreach v,$(subst $(comma), ,$(MATRIX_VERSIONS)),--k8s-version $(v)) --suites $(MATRIX_SUITES) \
-	  --controllers builtin,reference --procs $(PROCS) --cluster-procs $(CHAOS_PROCS) --artifacts $(ARTIFACTS)/matrix || status=1; \
-	$(JOBCONFORM) matrix --readme README.md $(foreach v,$(subst $(comma), ,$(MATRIX_VERSIONS)),$(ARTIFACTS)/matrix/$(v)/report.json) || status=1; \
+	@status=0; reports=; \
+	for v in $(subst $(comma), ,$(MATRIX_VERSIONS)); do \
+	  case $$v in \
+	  v1.31.*) $(call matrix-run,$$v,builtin,$(ARTIFACTS)/matrix) || status=1; \
+	    $(call matrix-run,$$v,reference,$(ARTIFACTS)/matrix/JobManagedBy,--feature-gates JobManagedBy=true) || status=1; \
+	    reports="$$reports $(ARTIFACTS)/matrix/$$v/report.json $(ARTIFACTS)/matrix/JobManagedBy/$$v/report.json";; \
+	  *) $(call matrix-run,$$v,builtin$(comma)reference,$(ARTIFACTS)/matrix) || status=1; \
+	    reports="$$reports $(ARTIFACTS)/matrix/$$v/report.json";; \
+	  esac; \
+	done; \
+	$(JOBCONFORM) report --out $(ARTIFACTS)/matrix $$reports || status=1; \
+	$(JOBCONFORM) matrix --readme README.md $$reports || status=1; \
 	exit $$status
 
 ## fidelity: the conformance catalog against the built-in controller at K8S_VERSION on kwok

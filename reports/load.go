@@ -56,6 +56,8 @@ type Run struct {
 	SpecVerdict string
 	// Nodes is "kubelet" for a run on real kubelet nodes.
 	Nodes string
+	// Gates are feature gates the cluster was given ("JobManagedBy=true").
+	Gates string
 }
 
 // Control tells whether r judged a controller broken on purpose.
@@ -122,6 +124,9 @@ type Result struct {
 	Faults []string `json:"faults,omitempty"`
 	// Nodes is "kubelet" for a run on real kubelet nodes, "" on kwok nodes.
 	Nodes string `json:"nodes,omitempty"`
+	// Gates are the feature gates the cluster was given beyond its release's
+	// defaults, e.g. "JobManagedBy=true" to judge a delegated controller on 1.31.
+	Gates string `json:"gates,omitempty"`
 }
 
 // NewRun joins a spec with the Result it attached (nil: the harness's own
@@ -129,8 +134,8 @@ type Result struct {
 func NewRun(s Spec, res *Result, lines string) (Run, error) {
 	r := Run{Suite: s.Suite, Spec: s.Text, Scenario: s.Leaf, Seconds: s.Seconds, Features: s.Labels, Verdict: s.Verdict, SpecVerdict: s.Verdict}
 	if res != nil {
-		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes =
-			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes
+		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
+			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates
 		if len(res.Features) > 0 {
 			r.Features = res.Features
 		}

@@ -25,11 +25,11 @@ func WriteMatrix(w io.Writer, runs []Run) error {
 	suitesOf := map[string]map[string]bool{}
 	for _, r := range runs {
 		controllers[r.Controller] = true
-		if suitesOf[r.Version] == nil {
-			suitesOf[r.Version] = map[string]bool{}
+		if suitesOf[release(r)] == nil {
+			suitesOf[release(r)] = map[string]bool{}
 		}
 		if r.Suite != "" {
-			suitesOf[r.Version][strings.TrimPrefix(r.Suite, "jobconform ")] = true
+			suitesOf[release(r)][strings.TrimPrefix(r.Suite, "jobconform ")] = true
 		}
 		for _, f := range r.Features {
 			if f != "chaos" {
@@ -55,18 +55,18 @@ func WriteMatrix(w io.Writer, runs []Run) error {
 			if r.Controller != ctl {
 				continue
 			}
-			seen[r.Version] = true
+			seen[release(r)] = true
 			var note int
 			if r.Verdict == "FAIL" {
 				first := strings.TrimSpace(strings.Join(r.Failures, "\n"))
 				first, _, _ = strings.Cut(first, "\n")
 				// A named bug is named by its ID and releases; scenarios/bugs says the rest.
 				first = bugDetail.ReplaceAllString(first, "$1")
-				notes = append(notes, fmt.Sprintf("%s %s, %s: %s", ctl, r.Version, r.Scenario, first))
+				notes = append(notes, fmt.Sprintf("%s %s, %s: %s", ctl, release(r), r.Scenario, first))
 				note = len(notes)
 			}
 			for _, f := range r.Features {
-				k := key{r.Version, f}
+				k := key{release(r), f}
 				switch r.Verdict {
 				case "PASS":
 					pass[k]++
@@ -105,6 +105,16 @@ func WriteMatrix(w io.Writer, runs []Run) error {
 	return nil
 }
 
+// release is a matrix row: the Kubernetes release, and the feature gates the
+// cluster was given where it was given some (a delegated controller judged on
+// 1.31 needs JobManagedBy=true).
+func release(r Run) string {
+	if r.Gates == "" {
+		return r.Version
+	}
+	return r.Version + " with " + r.Gates
+}
+
 var bugDetail = regexp.MustCompile(`(known upstream bug of Kubernetes \S+ \([^)]*\)): .*$`)
 
 func sortedKeys(m map[string]bool) []string {
@@ -124,9 +134,11 @@ func keysOf[V any](m map[string]V) []string {
 // sortVersions orders releases by version (v1.9.0 < v1.31.14), not as text.
 func sortVersions(vs []string) []string {
 	sort.SliceStable(vs, func(i, j int) bool {
-		a, errA := version.ParseGeneric(vs[i])
-		b, errB := version.ParseGeneric(vs[j])
-		if errA != nil || errB != nil {
+		vi, _, _ := strings.Cut(vs[i], " ")
+		vj, _, _ := strings.Cut(vs[j], " ")
+		a, errA := version.ParseGeneric(vi)
+		b, errB := version.ParseGeneric(vj)
+		if errA != nil || errB != nil || vi == vj {
 			return vs[i] < vs[j]
 		}
 		return a.LessThan(b)

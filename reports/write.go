@@ -12,7 +12,7 @@ import (
 )
 
 // column is one controller at one Kubernetes version, on kwok or kubelet nodes.
-type column struct{ Controller, Version, Nodes string }
+type column struct{ Controller, Version, Nodes, Gates string }
 
 func (c column) String() string {
 	s := c.Controller
@@ -22,6 +22,9 @@ func (c column) String() string {
 	if c.Nodes != "" {
 		s += " on " + c.Nodes + " nodes"
 	}
+	if c.Gates != "" {
+		s += " with " + c.Gates
+	}
 	return s
 }
 
@@ -29,7 +32,7 @@ func columnOf(r Run) column {
 	if r.Controller == "" {
 		return column{Controller: r.Suite}
 	}
-	return column{r.Controller, r.Version, r.Nodes}
+	return column{r.Controller, r.Version, r.Nodes, r.Gates}
 }
 
 func columns(runs []Run) []column {

@@ -67,12 +67,17 @@ func TestParseErrorsSayWhatAndWhere(t *testing.T) {
 }
 
 func TestApplies(t *testing.T) {
+	if _, err := Applies("<1.34.10 ||", "v1.34.0"); err == nil {
+		t.Error("an empty alternative must be an error")
+	}
 	for _, c := range []struct {
 		constraint, v string
 		want          bool
 	}{
 		{"", "v1.31.0", true}, {">=1.32.0", "v1.31.14", false}, {">=1.32.0", "v1.37.1", true},
 		{">=1.31.0 <1.34.0", "v1.34.3", false}, {">=1.31.0, <1.34.0", "v1.33.13", true}, {"=1.34.4", "v1.34.4", true},
+		{"<1.34.10 || >=1.35.0 <1.35.8", "v1.34.12", false}, {"<1.34.10 || >=1.35.0 <1.35.8", "v1.35.6", true},
+		{"<1.34.10 || >=1.35.0 <1.35.8", "v1.34.9", true}, {"<1.34.10 || >=1.35.0 <1.35.8", "v1.36.0", false},
 	} {
 		got, err := Applies(c.constraint, c.v)
 		if err != nil || got != c.want {

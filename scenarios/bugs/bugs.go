@@ -30,13 +30,15 @@ var (
 	// StaleStatusDuringBackoff: manageJob returns active=0 while the
 	// pod-failure backoff defers a replacement.
 	StaleStatusDuringBackoff = Bug{
-		ID:       "kubernetes/kubernetes#139428",
-		Releases: "<1.36.3",
+		ID: "kubernetes/kubernetes#139428",
+		// Fixed by a patch of each minor: read in each release's
+		// pkg/controller/job (manageJob's two backoff returns) and run there.
+		Releases: "<1.34.10 || >=1.35.0 <=1.35.6 || >=1.36.0 <1.36.3",
 		What: "while the pod-failure backoff defers a replacement, manageJob returns active=0, so the status write " +
 			"(active=0 beside ready>0) is rejected by the apiserver from 1.32 on (written as it is on 1.31, whose validation is off) " +
-			"and the status (active, terminating, failed) stays stale until the backoff ends; fixed by #139457 in v1.37.0 and v1.36.3, " +
-			"merged for 1.35 and 1.34 (#139751, #139752) but in no release the Go module proxy serves (v1.35.4 and v1.34.4 lack it), " +
-			"not for 1.33",
+			"and the status (active, terminating, failed) stays stale until the backoff ends; fixed by #139457 in v1.37.0, " +
+			"cherry-picked to v1.36.3 (#139642), v1.34.10 (#139752) and 1.35 (#139751: in v1.35.8, not in v1.35.6; the module " +
+			"proxy does not serve v1.35.7), never to 1.33 (#139753 closed unmerged) nor 1.31 and 1.32",
 	}
 	// DeadlineOnResume: the deadline counted from the startTime kept
 	// through a suspension.

@@ -8,9 +8,10 @@ import (
 )
 
 func TestOf(t *testing.T) {
-	ids := []string{StaleStatusDuringBackoff.ID, DeadlineOnResume.ID}
+	ids := []string{StaleStatusDuringBackoff.ID}
 	for v, want := range map[string]string{
-		"v1.31.14": "#139428", "v1.36.2": "#139428", "v1.36.3": "", "v1.37.1": "", "": "",
+		"v1.31.14": "#139428", "v1.33.13": "#139428", "v1.34.9": "#139428", "v1.34.10": "", "v1.34.12": "",
+		"v1.35.6": "#139428", "v1.35.7": "", "v1.35.8": "", "v1.36.2": "#139428", "v1.36.3": "", "v1.37.1": "", "": "",
 	} {
 		b, ok := Of(ids, v)
 		if (want == "") == ok || !strings.Contains(b.ID, want) {
@@ -20,7 +21,7 @@ func TestOf(t *testing.T) {
 	if b, ok := Of([]string{DeadlineOnResume.ID}, "v1.35.4"); !ok || b.ID != DeadlineOnResume.ID {
 		t.Errorf("v1.35.4 has the deadline bug: %+v %v", b, ok)
 	}
-	if got := StaleStatusDuringBackoff.Describe("v1.34.3"); !strings.HasPrefix(got, "known upstream bug of Kubernetes v1.34.3 (kubernetes/kubernetes#139428, releases <1.36.3): ") {
+	if got := StaleStatusDuringBackoff.Describe("v1.34.3"); !strings.HasPrefix(got, "known upstream bug of Kubernetes v1.34.3 (kubernetes/kubernetes#139428, releases <1.34.10 || >=1.35.0 <=1.35.6 || >=1.36.0 <1.36.3): ") {
 		t.Errorf("Describe = %q", got)
 	}
 }

@@ -31,7 +31,9 @@ func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String()
 
 // Applies tells whether a version constraint ("" = always) admits release v.
 // A constraint is a list of comparisons, all of which must hold, e.g.
-// ">=1.32.0 <1.36.0".
+// ">=1.32.0 <1.36.0"; alternatives separated by "||" admit v when any does —
+// a fix that came in a different patch of each minor, e.g.
+// "<1.34.10 || >=1.35.0 <1.35.8 || >=1.36.0 <1.36.3".
 func Applies(constraint, v string) (bool, error) {
 	if constraint == "" {
 		return true, nil
@@ -40,7 +42,23 @@ func Applies(constraint, v string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("version %q: %w", v, err)
 	}
-	for _, part := range strings.Fields(strings.ReplaceAll(constraint, ",", " ")) {
+	any := false
+	for _, alt := range strings.Split(constraint, "||") {
+		if strings.TrimSpace(alt) == "" {
+			return false, fmt.Errorf("versions %q: an empty alternative around ||", constraint)
+		}
+		ok, err := all(constraint, alt, sv)
+		if err != nil {
+			return false, err
+		}
+		any = any || ok
+	}
+	return any, nil
+}
+
+// all tells whether every comparison of one alternative holds for sv.
+func all(constraint, alt string, sv *version.Version) (bool, error) {
+	for _, part := range strings.Fields(strings.ReplaceAll(alt, ",", " ")) {
 		op := strings.TrimRight(part, "0123456789.v")
 		want, err := version.ParseSemantic(strings.TrimPrefix(part[len(op):], "v"))
 		if err != nil {

@@ -130,7 +130,7 @@ func run(ctx context.Context, env *harness.Env, s *scenarios.Scenario, c runner.
 	if err != nil {
 		Skip(err.Error())
 	}
-	r := runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes})
+	r := runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes, Gates: env.Gates})
 	ginkgoreport.Attach(r, s.Features)
 	return r
 }

@@ -55,6 +55,7 @@ var env struct {
 	version string
 	pods    pods.Target
 	nodes   string
+	gates   string
 }
 
 // setup is process 1's cluster and controllers, torn down in SynchronizedAfterSuite.
@@ -65,10 +66,11 @@ type shared struct {
 	Version    string
 	Pods       pods.Target
 	Nodes      string
+	Gates      string
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
-	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes})
+	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates})
 	ginkgoreport.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
@@ -85,14 +87,14 @@ func register() {
 		setup, err = harness.Setup(ctx, o)
 		harness.SkipIfCannotRunContainers(err)
 		Expect(err).NotTo(HaveOccurred())
-		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.Version, setup.Pods, setup.Nodes})
+		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.Version, setup.Pods, setup.Nodes, setup.Gates})
 		return data
 	}, func(ctx SpecContext, data []byte) {
 		var s shared
 		Expect(json.Unmarshal(data, &s)).To(Succeed())
 		var err error
 		env.client, env.version, err = harness.Client(s.Kubeconfig, s.Version)
-		env.pods, env.nodes = s.Pods, s.Nodes
+		env.pods, env.nodes, env.gates = s.Pods, s.Nodes, s.Gates
 		Expect(err).NotTo(HaveOccurred())
 	}, NodeTimeout(40*time.Minute))
 

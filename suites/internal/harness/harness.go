@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -182,6 +183,16 @@ func ParseGates(s string) (map[string]bool, error) {
 	return gates, nil
 }
 
+// FormatGates writes gates as ParseGates reads them, in name order.
+func FormatGates(gates map[string]bool) string {
+	var out []string
+	for k, v := range gates {
+		out = append(out, fmt.Sprintf("%s=%t", k, v))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
 // ProviderName is the provider Setup uses.
 func (o Options) ProviderName() string {
 	if o.Provider == "" {
@@ -251,6 +262,9 @@ type Env struct {
 	// when the harness gave the local cluster kubelet nodes.
 	Pods  pods.Target
 	Nodes string
+	// Gates are the feature gates the harness set on the cluster
+	// (FormatGates), for reports: "" when it set none.
+	Gates string
 	// LogDir holds the controllers' logs (beside the cluster's).
 	LogDir string
 
@@ -289,6 +303,7 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	if o.Cluster.NodeKind == cluster.NodesKubelet {
 		e.Nodes = cluster.NodesKubelet
 	}
+	e.Gates = FormatGates(o.Cluster.FeatureGates)
 	for _, c := range o.Controllers {
 		if c.Name == runner.Reference.Name {
 			if e.Reference, err = e.StartReference(ctx, o.TempDir, "", o.ReferenceFaults); err != nil {

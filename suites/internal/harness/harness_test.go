@@ -86,6 +86,9 @@ func TestParseGates(t *testing.T) {
 	if err != nil || len(g) != 2 || !g["A"] || g["B"] {
 		t.Fatalf("ParseGates = %v, %v", g, err)
 	}
+	if got := FormatGates(map[string]bool{"B": false, "A": true}); got != "A=true,B=false" {
+		t.Errorf("FormatGates = %q: want name order, as ParseGates reads it", got)
+	}
 	for _, bad := range []string{"A", "A=yes", "=true"} {
 		if _, err := ParseGates(bad); err == nil {
 			t.Errorf("ParseGates(%q) accepted", bad)

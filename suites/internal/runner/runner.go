@@ -86,6 +86,8 @@ type Result struct {
 	Faults []string
 	// Nodes is what played the nodes (Options.Nodes).
 	Nodes string
+	// Gates are the feature gates set on the cluster (Options.Gates).
+	Gates string
 }
 
 // Options are what some scenarios need beyond a client.
@@ -99,6 +101,9 @@ type Options struct {
 	// Nodes names what plays the nodes ("kubelet" for real kubelets; "" for
 	// kwok or a cluster whose nodes the harness did not choose), for reports.
 	Nodes string
+	// Gates names the feature gates the cluster was given beyond its
+	// release's defaults ("JobManagedBy=true"), for reports.
+	Gates string
 	// Disruptions, when set, lists what others did to the cluster during the
 	// run (a drill's component swaps), read once the steps are done: the
 	// checks treat them as the chaos suite's restarts, and the report shows them.
@@ -148,7 +153,7 @@ func Inapplicable(s *scenarios.Scenario, c Controller, version string) (string, 
 
 // RunWith is Run with options (chaos).
 func RunWith(ctx context.Context, client kubernetes.Interface, version string, s *scenarios.Scenario, c Controller, o Options) *Result {
-	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now(), Seed: o.Seed, Faults: c.Faults, Nodes: o.Nodes}
+	r := &Result{Scenario: s.Name, Controller: c.Name, Version: version, Start: time.Now(), Seed: o.Seed, Faults: c.Faults, Nodes: o.Nodes, Gates: o.Gates}
 	defer func() { r.End = time.Now() }()
 	if s.HasChaos() && o.Chaos == nil && s.ForController(c.Name) {
 		r.Err = fmt.Errorf("scenario %s injects chaos: run it from the chaos suite (suites/chaos)", s.Name)
