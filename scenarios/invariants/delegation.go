@@ -128,10 +128,12 @@ func builtInWrote(fields []metav1.ManagedFieldsEntry, status bool) bool {
 // never written by the built-in one — neither its status nor its pods, as the
 // objects' managedFields tell (KEP-4368). This holds for every run of the
 // reference or an external controller, not only for the foreign-manager scenario.
+// It holds wherever the apiserver kept spec.managedBy — with the JobManagedBy
+// gate on: by default from 1.32, on 1.31 where it is given — so no release
+// bound: a Job without the field is not checked.
 var DelegationRespected = Invariant{
 	Name:        "delegation-respected",
 	Description: "the built-in controller writes neither the status nor the pods of a Job managed by another controller (managedFields)",
-	Since:       "v1.32.0",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		var jobUID types.UID

@@ -303,6 +303,9 @@ func TestDelegationRespected(t *testing.T) {
 	status.job.ManagedFields = wroteBy(BuiltInManager, "status")
 	status.status(func(s *batchv1.JobStatus) { s.Active = 1 })
 	expectViolation(t, DelegationRespected, Context{}, status, "kube-controller-manager wrote the status")
+	// On 1.31 a Job keeps spec.managedBy only where JobManagedBy is on, and
+	// then the promise is made there too.
+	expectViolation(t, DelegationRespected, Context{Version: "v1.31.4"}, status, "kube-controller-manager wrote the status")
 
 	pod := newBuilder(delegated).pod("a", func(p *corev1.Pod) { p.ManagedFields = wroteBy(BuiltInManager, "") })
 	expectViolation(t, DelegationRespected, Context{}, pod, "wrote pod a")
