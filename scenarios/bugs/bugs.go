@@ -40,6 +40,19 @@ var (
 			"cherry-picked to v1.36.3 (#139642), v1.34.10 (#139752) and 1.35 (#139751: in v1.35.8, not in v1.35.6; the module " +
 			"proxy does not serve v1.35.7), never to 1.33 (#139753 closed unmerged) nor 1.31 and 1.32",
 	}
+	// ResumeStartTimeRejected: the resume's status write (startTime reset)
+	// rejected by the apiserver once spec.suspend is already false.
+	ResumeStartTimeRejected = Bug{
+		ID: "kubernetes/kubernetes#134521",
+		// Read in each release's pkg/registry/batch/job (isJobResuming) and run
+		// on v1.32.5 (affected) and v1.33.13, v1.34.4 (fixed).
+		Releases: ">=1.32.0 <1.32.10 || >=1.33.0 <1.33.6 || >=1.34.0 <1.34.2",
+		What: "on resume the controller resets status.startTime with Suspended=False, and the apiserver rejects the write " +
+			"(\"startTime cannot be removed for unsuspended job\") because spec.suspend is already false: the Job stays " +
+			"Suspended=True while the controller retries, recording a Resumed event at every attempt; fixed by #134769 in v1.35.0, " +
+			"cherry-picked to v1.32.10 (#135128), v1.33.6 (#135129) and v1.34.2 (#135130) (v1.32.9, v1.33.5 and v1.34.1 lack it); " +
+			"1.31 checks startTime this way only with JobManagedBy on (v1.31.4 with default gates passes)",
+	}
 	// DeadlineOnResume: the deadline counted from the startTime kept
 	// through a suspension.
 	DeadlineOnResume = Bug{
@@ -56,7 +69,7 @@ var (
 var All = map[string]Bug{}
 
 func init() {
-	for _, b := range []Bug{StaleStatusDuringBackoff, DeadlineOnResume} {
+	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume} {
 		All[b.ID] = b
 	}
 }

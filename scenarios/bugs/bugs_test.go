@@ -18,6 +18,11 @@ func TestOf(t *testing.T) {
 			t.Errorf("%q: got %+v, %v; want %q", v, b, ok, want)
 		}
 	}
+	for v, want := range map[string]bool{"v1.31.4": false, "v1.32.5": true, "v1.32.10": false, "v1.33.5": true, "v1.33.13": false, "v1.34.1": true, "v1.34.4": false, "v1.35.0": false} {
+		if _, ok := Of([]string{ResumeStartTimeRejected.ID}, v); ok != want {
+			t.Errorf("%s has %s: %v, want %v", v, ResumeStartTimeRejected.ID, ok, want)
+		}
+	}
 	if b, ok := Of([]string{DeadlineOnResume.ID}, "v1.35.4"); !ok || b.ID != DeadlineOnResume.ID {
 		t.Errorf("v1.35.4 has the deadline bug: %+v %v", b, ok)
 	}

@@ -311,6 +311,7 @@ func jobEvents(ctx Context, t timeline.Timeline) (map[string]*corev1.Event, []st
 var SuspendEvents = Invariant{
 	Name:        "suspend-events",
 	Description: "one Normal Suspended event per suspension and one Normal Resumed event per resume",
+	KnownBugs:   []string{bugs.ResumeStartTimeRejected.ID},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.ForeignManagedBy {
 			return nil
