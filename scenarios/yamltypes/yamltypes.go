@@ -42,7 +42,7 @@ func Applies(constraint, v string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("version %q: %w", v, err)
 	}
-	any := false
+	admitted := false
 	for _, alt := range strings.Split(constraint, "||") {
 		if strings.TrimSpace(alt) == "" {
 			return false, fmt.Errorf("versions %q: an empty alternative around ||", constraint)
@@ -51,9 +51,9 @@ func Applies(constraint, v string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		any = any || ok
+		admitted = admitted || ok
 	}
-	return any, nil
+	return admitted, nil
 }
 
 // all tells whether every comparison of one alternative holds for sv.
