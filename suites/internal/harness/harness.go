@@ -193,6 +193,16 @@ func FormatGates(gates map[string]bool) string {
 	return strings.Join(out, ",")
 }
 
+// ReportedSetup is how reports name the cluster o brings up beyond its
+// release: "kubelet" for real kubelet nodes ("" for kwok or nodes the harness
+// did not choose), and the feature gates it was given (FormatGates).
+func (o Options) ReportedSetup() (nodes, gates string) {
+	if o.Cluster.NodeKind == cluster.NodesKubelet {
+		nodes = cluster.NodesKubelet
+	}
+	return nodes, FormatGates(o.Cluster.FeatureGates)
+}
+
 // ProviderName is the provider Setup uses.
 func (o Options) ProviderName() string {
 	if o.Provider == "" {
@@ -300,10 +310,7 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	}
 	e.Kubeconfig, e.Version, e.LogDir = e.Cluster.Kubeconfig(), e.Cluster.Version(), e.Cluster.LogDir()
 	e.Pods = e.Cluster.Pods()
-	if o.Cluster.NodeKind == cluster.NodesKubelet {
-		e.Nodes = cluster.NodesKubelet
-	}
-	e.Gates = FormatGates(o.Cluster.FeatureGates)
+	e.Nodes, e.Gates = o.ReportedSetup()
 	for _, c := range o.Controllers {
 		if c.Name == runner.Reference.Name {
 			if e.Reference, err = e.StartReference(ctx, o.TempDir, "", o.ReferenceFaults); err != nil {
