@@ -164,9 +164,13 @@ func verdict(sr types.SpecReport) string {
 	return "PASS"
 }
 
-// PrintVerdicts writes the verdict table of a suite's report.
+// PrintVerdicts writes the verdict table of a suite's report: failures first,
+// each with the first line of its message, so that a log cut short (CI keeps
+// a part) still shows what failed; then the rest by name. A spec is named with
+// its containers below the suite's own (a drill's flight with its controller
+// and drill).
 func PrintVerdicts(w io.Writer, title string, report types.Report) {
-	type row struct{ name, verdict, secs string }
+	type row struct{ name, verdict, secs, why string }
 	var rows []row
 	count := map[string]int{}
 	for _, sr := range report.SpecReports {
@@ -175,12 +179,28 @@ func PrintVerdicts(w io.Writer, title string, report types.Report) {
 		}
 		v := verdict(sr)
 		count[v]++
-		rows = append(rows, row{sr.LeafNodeText, v, fmt.Sprintf("%.1fs", sr.RunTime.Seconds())})
+		name := sr.LeafNodeText
+		if h := sr.ContainerHierarchyTexts; len(h) > 1 {
+			name = strings.Join(append(append([]string(nil), h[1:]...), name), " ")
+		}
+		r := row{name: name, verdict: v, secs: fmt.Sprintf("%.1fs", sr.RunTime.Seconds())}
+		if v == "FAIL" {
+			r.why, _, _ = strings.Cut(strings.TrimSpace(sr.Failure.Message), "\n")
+		}
+		rows = append(rows, r)
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+	sort.SliceStable(rows, func(i, j int) bool {
+		if fi, fj := rows[i].verdict == "FAIL", rows[j].verdict == "FAIL"; fi != fj {
+			return fi
+		}
+		return rows[i].name < rows[j].name
+	})
 	fmt.Fprintf(w, "\n%s\n", title)
 	for _, r := range rows {
 		fmt.Fprintf(w, "  %-4s %7s  %s\n", r.verdict, r.secs, r.name)
+		if r.why != "" {
+			fmt.Fprintf(w, "              %s\n", r.why)
+		}
 	}
 	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", count["PASS"], count["FAIL"], count["skip"])
 }

@@ -32,15 +32,19 @@ func TestLoad(t *testing.T) {
 
 func TestPrintVerdicts(t *testing.T) {
 	rep := types.Report{SpecReports: types.SpecReports{
-		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "b", State: types.SpecStateFailed},
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "a", State: types.SpecStatePassed},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "z", State: types.SpecStateFailed,
+			ContainerHierarchyTexts: []string{"drill", "[builtin] upgrade"},
+			Failure:                 types.Failure{Message: "flight broke\nmore detail"}},
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "c", State: types.SpecStateSkipped},
 		{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed},
 	}}
 	var b bytes.Buffer
 	PrintVerdicts(&b, "title", rep)
 	out := b.String()
-	if !strings.Contains(out, "1 passed, 1 failed, 1 skipped") || strings.Index(out, " a\n") > strings.Index(out, " b\n") {
-		t.Fatalf("verdicts:\n%s", out)
+	// The failure comes first, named with its container, with its message's first line.
+	want := "title\n  FAIL    0.0s  [builtin] upgrade z\n              flight broke\n  PASS    0.0s  a\n"
+	if !strings.Contains(out, want) || strings.Contains(out, "more detail") || !strings.Contains(out, "1 passed, 1 failed, 1 skipped") {
+		t.Fatalf("verdicts:\n%s\nwant them to contain:\n%s", out, want)
 	}
 }
