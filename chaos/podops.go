@@ -22,7 +22,19 @@ import (
 
 // DeletePod deletes a pod with the given grace period (nil: the pod's own).
 func DeletePod(ctx context.Context, c kubernetes.Interface, p *corev1.Pod, grace *int64) error {
-	if err := c.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: grace}); err != nil {
+	return deletePod(ctx, c, p, metav1.DeleteOptions{GracePeriodSeconds: grace})
+}
+
+// DeletePodAsSeen deletes the pod only as it was read (its UID and
+// resourceVersion as preconditions): a pod that changed since — say, ended
+// between the list and the delete on a loaded machine — is left alone, and
+// the error is a Conflict (apierrors.IsConflict): read it again and decide.
+func DeletePodAsSeen(ctx context.Context, c kubernetes.Interface, p *corev1.Pod, grace *int64) error {
+	return deletePod(ctx, c, p, metav1.DeleteOptions{GracePeriodSeconds: grace, Preconditions: asSeen(p)})
+}
+
+func deletePod(ctx context.Context, c kubernetes.Interface, p *corev1.Pod, o metav1.DeleteOptions) error {
+	if err := c.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, o); err != nil {
 		return fmt.Errorf("delete %s: %w", p.Name, err)
 	}
 	return nil
@@ -31,11 +43,24 @@ func DeletePod(ctx context.Context, c kubernetes.Interface, p *corev1.Pod, grace
 // EvictPod evicts a pod through the Eviction API (policy/v1), which honours
 // PodDisruptionBudgets and adds the DisruptionTarget condition.
 func EvictPod(ctx context.Context, c kubernetes.Interface, p *corev1.Pod) error {
-	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+	return evictPod(ctx, c, p, nil)
+}
+
+// EvictPodAsSeen is EvictPod with DeletePodAsSeen's preconditions.
+func EvictPodAsSeen(ctx context.Context, c kubernetes.Interface, p *corev1.Pod) error {
+	return evictPod(ctx, c, p, &metav1.DeleteOptions{Preconditions: asSeen(p)})
+}
+
+func evictPod(ctx context.Context, c kubernetes.Interface, p *corev1.Pod, o *metav1.DeleteOptions) error {
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}, DeleteOptions: o}
 	if err := c.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev); err != nil {
 		return fmt.Errorf("evict %s: %w", p.Name, err)
 	}
 	return nil
+}
+
+func asSeen(p *corev1.Pod) *metav1.Preconditions {
+	return &metav1.Preconditions{UID: &p.UID, ResourceVersion: &p.ResourceVersion}
 }
 
 // EndRun makes the pod's container exit now: with exitCode when given (137 is

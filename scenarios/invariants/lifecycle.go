@@ -233,6 +233,36 @@ const eventGrace = 3 * time.Second
 // after the condition).
 const TerminalEventGrace = 15 * time.Second
 
+// TerminalEventDue is when the terminal event of a Job whose terminal
+// condition was seen at cond must be in the recording, and whether its
+// absence would prove anything. TerminalEventGrace after the condition; or,
+// when the recording's watch broke around or after it (an apiserver away),
+// TerminalEventGrace after the watch was back: client-go's event sink retries
+// every 10s while the apiserver is away, and the recording cannot see what is
+// written before it reconnects. A restart of the controller or the apiserver
+// from just before the condition to its grace proves nothing either way: the
+// event may have been lost with the controller's memory, or still be in its
+// retry queue (seen in a drill: conditions written just before the apiserver
+// went down for 25s, their events sent 26s later). Not before an open gap
+// closes (ok is false then too).
+func TerminalEventDue(ctx Context, cond time.Time) (due time.Time, ok bool) {
+	due = cond.Add(TerminalEventGrace)
+	for _, r := range ctx.Restarts {
+		if r.After(cond.Add(-SettleWindow)) && !r.After(due) {
+			return time.Time{}, false
+		}
+	}
+	for _, g := range ctx.Gaps {
+		switch {
+		case g.To.IsZero():
+			return time.Time{}, false
+		case g.To.After(cond.Add(-SettleWindow)) && g.To.Add(TerminalEventGrace).After(due):
+			due = g.To.Add(TerminalEventGrace)
+		}
+	}
+	return due, true
+}
+
 // eventSpamBurst is client-go's per-object event budget (EventSourceObjectSpamFilter):
 // past it a recorder may drop events, so a missing one proves nothing.
 const eventSpamBurst = 25
@@ -275,7 +305,7 @@ var TerminalEvent = Invariant{
 		switch {
 		case n > 1:
 			out = append(out, violation("terminal-event", last, "%d %s events %q for one %s condition, want one", n, wantType, wantReason, cond.Type))
-		case n == 0 && all < eventSpamBurst && recordingEnd(ctx, t).Sub(last.Time) >= TerminalEventGrace:
+		case n == 0 && all < eventSpamBurst && overdue(ctx, last.Time, recordingEnd(ctx, t)):
 			reasons := []string{}
 			for _, name := range order {
 				reasons = append(reasons, events[name].Type+"/"+events[name].Reason)
@@ -285,6 +315,13 @@ var TerminalEvent = Invariant{
 		}
 		return out
 	},
+}
+
+// overdue tells whether a terminal event missing at end (the condition seen
+// at cond) is a broken promise (TerminalEventDue).
+func overdue(ctx Context, cond, end time.Time) bool {
+	due, ok := TerminalEventDue(ctx, cond)
+	return ok && !end.Before(due)
 }
 
 // jobEvents are the Job's events, the latest state of each by name, and

@@ -180,6 +180,39 @@ func TestTerminalEvent(t *testing.T) {
 	expectOK(t, TerminalEvent, ctx, busy)
 }
 
+func TestTerminalEventDue(t *testing.T) {
+	seenAt := time.Date(2026, 11, 23, 12, 23, 56, 0, time.UTC)
+	check := func(name string, ctx Context, want time.Time, wantOK bool) {
+		t.Helper()
+		due, ok := TerminalEventDue(ctx, seenAt)
+		if ok != wantOK || !due.Equal(want) {
+			t.Errorf("%s: due %s (%t), want %s (%t)", name, due, ok, want, wantOK)
+		}
+	}
+	check("undisturbed", Context{}, seenAt.Add(TerminalEventGrace), true)
+	check("a restart long before", Context{Restarts: []time.Time{seenAt.Add(-time.Minute)}}, seenAt.Add(TerminalEventGrace), true)
+	check("a restart long after", Context{Restarts: []time.Time{seenAt.Add(time.Minute)}}, seenAt.Add(TerminalEventGrace), true)
+	// The drill that found it: the apiserver went down right after the condition.
+	check("a restart just after", Context{Restarts: []time.Time{seenAt.Add(100 * time.Millisecond)}}, time.Time{}, false)
+	check("a restart just before", Context{Restarts: []time.Time{seenAt.Add(-time.Second)}}, time.Time{}, false)
+	back := seenAt.Add(25 * time.Second)
+	check("watch back after it", Context{Gaps: []Span{{From: seenAt, To: back}}}, back.Add(TerminalEventGrace), true)
+	check("watch back long before", Context{Gaps: []Span{{From: seenAt.Add(-time.Minute), To: seenAt.Add(-30 * time.Second)}}}, seenAt.Add(TerminalEventGrace), true)
+	check("watch still away", Context{Gaps: []Span{{From: seenAt}}}, time.Time{}, false)
+
+	// The invariant uses it: a missing event is judged only once overdue.
+	b := newBuilder().event("e0", corev1.EventTypeNormal, "SuccessfulCreate", 1)
+	b.status(func(s *batchv1.JobStatus) {
+		f := cond(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded)
+		f.LastTransitionTime = *at(b)
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded), f}
+	})
+	seen := b.tl[len(b.tl)-1].Time
+	expectOK(t, TerminalEvent, Context{Job: "j", End: later, Restarts: []time.Time{seen.Add(time.Second)}}, b)
+	expectOK(t, TerminalEvent, Context{Job: "j", End: seen.Add(30 * time.Second), Gaps: []Span{{From: seen.Add(time.Second), To: seen.Add(20 * time.Second)}}}, b)
+	expectViolation(t, TerminalEvent, Context{Job: "j", End: seen.Add(40 * time.Second), Gaps: []Span{{From: seen.Add(time.Second), To: seen.Add(20 * time.Second)}}}, b, `no Warning event "BackoffLimitExceeded"`)
+}
+
 func TestFinalizerOwned(t *testing.T) {
 	builtin := Context{Job: "j", Finalizer: batchv1.JobTrackingFinalizer}
 	expectOK(t, FinalizerOwned, builtin, newBuilder().pod("a", running).pod("a", unfinalized))

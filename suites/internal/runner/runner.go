@@ -14,6 +14,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -225,25 +226,32 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			break
 		}
 	}
-	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
-	awaitTerminalEvent(ctx, rec)
-	var policyOff []invariants.Span
-	var restarts []time.Time
-	if inj != nil {
-		policyOff = gateOffSpans(inj.Records(), "JobPodReplacementPolicy")
-		restarts = restartTimes(inj.Records())
-	}
-	if o.Disruptions != nil {
-		for _, d := range o.Disruptions() {
-			if d.Start.After(r.Start) {
-				r.Chaos = append(r.Chaos, d)
-				restarts = append(restarts, d.Start)
-			}
+	// What the invariants know of the run besides its timeline; the chaos and
+	// the others' disruptions as they stand when called.
+	ictxNow := func() invariants.Context {
+		var policyOff []invariants.Span
+		var restarts []time.Time
+		var chaosRecords []chaos.Record
+		if inj != nil {
+			policyOff = gateOffSpans(inj.Records(), "JobPodReplacementPolicy")
+			restarts = restartTimes(inj.Records())
 		}
-		sort.Slice(restarts, func(i, j int) bool { return restarts[i].Before(restarts[j]) })
+		if o.Disruptions != nil {
+			for _, d := range o.Disruptions() {
+				if d.Start.After(r.Start) {
+					chaosRecords = append(chaosRecords, d)
+					restarts = append(restarts, d.Start)
+				}
+			}
+			sort.Slice(restarts, func(i, j int) bool { return restarts[i].Before(restarts[j]) })
+		}
+		r.Chaos = chaosRecords
+		return invariants.Context{BuiltIn: c.ManagedBy == nil, PolicyOff: policyOff, Restarts: restarts, Gaps: rec.Gaps(), Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
+			ReadyWithin: s.ReadyWithin.Duration}
 	}
-	ictx := invariants.Context{BuiltIn: c.ManagedBy == nil, PolicyOff: policyOff, Restarts: restarts, Gaps: rec.Gaps(), Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
-		ReadyWithin: s.ReadyWithin.Duration}
+	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
+	awaitTerminalEvent(ctx, rec, ictxNow)
+	ictx := ictxNow()
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
 	return r
 }
@@ -420,17 +428,20 @@ func describePattern(p scenarios.StatusPattern) string {
 
 // awaitTerminalEvent waits, once the Job has finished, until its terminal
 // event (Normal Completed, or Warning with the failure reason) is recorded,
-// at most invariants.TerminalEventGrace: controllers send events
-// asynchronously, on a loaded machine seconds late, and the terminal-event
-// invariant calls a missing one a violation only after that grace. A
-// controller that sends it costs no wait.
-func awaitTerminalEvent(ctx context.Context, rec *recorder.Recorder) {
+// or until it is overdue (invariants.TerminalEventDue, reckoned again as
+// the recording's gaps and the run's restarts change: a drill may take the
+// apiserver away meanwhile), at most RestartGrace past the grace: controllers
+// send events asynchronously, on a loaded machine seconds late, and the
+// terminal-event invariant calls a missing one a violation only once it is
+// overdue. A controller that sends it costs no wait.
+func awaitTerminalEvent(ctx context.Context, rec *recorder.Recorder, ictx func() invariants.Context) {
 	jobs := rec.Of("Job")
 	if len(jobs) == 0 {
 		return
 	}
+	last := jobs[len(jobs)-1]
 	want := ""
-	for _, c := range jobs[len(jobs)-1].Job().Status.Conditions {
+	for _, c := range last.Job().Status.Conditions {
 		switch {
 		case c.Status != corev1.ConditionTrue:
 		case c.Type == batchv1.JobComplete:
@@ -442,10 +453,23 @@ func awaitTerminalEvent(ctx context.Context, rec *recorder.Recorder) {
 	if want == "" {
 		return
 	}
-	_, _ = rec.WaitFor(ctx, invariants.TerminalEventGrace, "the terminal event", func(e recorder.Entry) bool {
-		ev, ok := e.Object.(*corev1.Event)
-		return ok && ev.InvolvedObject.Kind == "Job" && ev.InvolvedObject.Name == JobName && ev.Reason == want
-	}) // the invariant judges what came
+	limit := last.Time.Add(invariants.TerminalEventGrace + invariants.RestartGrace)
+	for {
+		due, ok := invariants.TerminalEventDue(ictx(), last.Time)
+		if !ok || due.After(limit) {
+			due = limit // an open gap, or a restart that makes it unjudgeable: wait the most
+		}
+		wait := time.Until(due)
+		if wait <= 0 {
+			return // the invariant judges what came
+		}
+		if _, err := rec.WaitFor(ctx, min(wait, 5*time.Second), "the terminal event", func(e recorder.Entry) bool {
+			ev, ok := e.Object.(*corev1.Event)
+			return ok && ev.InvolvedObject.Kind == "Job" && ev.InvolvedObject.Name == JobName && ev.Reason == want
+		}); err == nil || ctx.Err() != nil {
+			return
+		}
+	}
 }
 
 // settle waits until nothing changed for quiet, at most max.
@@ -484,24 +508,44 @@ func act(ctx context.Context, client kubernetes.Interface, ns string, a scenario
 		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		return err
 	}
-	targets, err := targetPods(ctx, client, ns, a)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, p := range targets {
-		switch a.Kind {
-		case scenarios.ActDeletePod:
-			errs = append(errs, chaos.DeletePod(ctx, client, &p, a.GracePeriod))
-		case scenarios.ActEvictPod:
-			errs = append(errs, chaos.EvictPod(ctx, client, &p))
-		case scenarios.ActFinishPod:
-			errs = append(errs, chaos.EndRun(ctx, client, &p, nil))
-		case scenarios.ActSetGate:
-			errs = append(errs, chaos.SetPodCondition(ctx, client, &p, a.Gate, a.Status))
+	// A pod that changed between the list and a delete or an eviction (it
+	// may have ended) is read again with the others: the act is done only on
+	// a pod still in the state the scenario asks for.
+	for attempt := 1; ; attempt++ {
+		targets, err := targetPods(ctx, client, ns, a)
+		if err != nil {
+			if attempt > 1 {
+				return fmt.Errorf("%w (the pod chosen changed before the %s and none is left to act on: the scenario's pods end too soon for this machine's pace)", err, a.Kind)
+			}
+			return err
+		}
+		var errs []error
+		changed := false
+		for _, p := range targets {
+			var err error
+			switch a.Kind {
+			case scenarios.ActDeletePod:
+				err = chaos.DeletePodAsSeen(ctx, client, &p, a.GracePeriod)
+			case scenarios.ActEvictPod:
+				err = chaos.EvictPodAsSeen(ctx, client, &p)
+			case scenarios.ActFinishPod:
+				err = chaos.EndRun(ctx, client, &p, nil)
+			case scenarios.ActSetGate:
+				err = chaos.SetPodCondition(ctx, client, &p, a.Gate, a.Status)
+			}
+			if apierrors.IsConflict(err) && attempt < 5 {
+				changed = true
+				continue
+			}
+			errs = append(errs, err)
+		}
+		if !changed {
+			return errors.Join(errs...)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // targetPods: the pods of the Job the action names (by index, all, or the
