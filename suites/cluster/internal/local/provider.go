@@ -3,8 +3,12 @@ package local
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
@@ -57,7 +61,39 @@ func (c *Cluster) ReturnNode(ctx context.Context, node string) error {
 	if err := c.RecreateNodes(ctx, g); err != nil {
 		return err
 	}
-	return c.StartNodeGroup(ctx, g)
+	if err := c.StartNodeGroup(ctx, g); err != nil {
+		return err
+	}
+	if c.cfg.NodeKind == NodesKubelet {
+		return nil // a kubelet syncs every pod bound to it when it starts
+	}
+	return c.nudgePods(ctx, g)
+}
+
+// nudgePods touches every unfinished pod bound to group g's nodes: a pod the
+// scheduler bound while the group's kwok was stopped (the node not yet
+// NotReady) can be left Pending for good by the kwok that starts again
+// (seen: a replacement bound 0.2s before the return stayed Pending 5 min, and
+// a correct controller was failed for the Job never finishing). kwok
+// evaluates its stages on every change of a pod, so an annotation is enough.
+func (c *Cluster) nudgePods(ctx context.Context, g int) error {
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"jobconform.io/node-returned":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano)))
+	for _, node := range c.NodesOf(g) {
+		list, err := c.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+		if err != nil {
+			return fmt.Errorf("list the pods of returned node %s: %w", node, err)
+		}
+		for _, p := range list.Items {
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("touch pod %s/%s of returned node %s: %w", p.Namespace, p.Name, node, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Pods: kubelet nodes pull nothing and have no pod network, so their pods run

@@ -325,10 +325,22 @@ var _ = Describe("local provider", func() {
 					Expect(c.RecreateNodes(ctx, 1)).To(Succeed())
 					Expect(c.WaitNodesReady(ctx, time.Minute)).To(Succeed())
 
-					Expect(c.StopNodeGroup(0)).To(Succeed())
+					By("a pod bound to a lost node runs once the node returns")
+					Expect(c.LoseNode(ctx, c.NodesOf(0)[0])).To(Succeed())
 					Expect(c.NodeGroupRunning(0)).To(BeFalse())
-					Expect(c.StartNodeGroup(ctx, 0)).To(Succeed())
+					tmpl := kube.NewJob("bound", 1, pods.RunForever()).Spec.Template
+					c.Pods().Adapt(&tmpl)
+					bound := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bound-while-lost", Annotations: tmpl.Annotations, Labels: tmpl.Labels}, Spec: tmpl.Spec}
+					bound.Spec.NodeName = c.NodesOf(0)[0]
+					_, err = client.CoreV1().Pods(ns).Create(ctx, bound, metav1.CreateOptions{})
+					Expect(err).NotTo(HaveOccurred())
+					Expect(c.ReturnNode(ctx, c.NodesOf(0)[0])).To(Succeed())
 					Expect(c.NodeGroupRunning(0)).To(BeTrue())
+					Eventually(func(g Gomega) corev1.PodPhase {
+						p, err := client.CoreV1().Pods(ns).Get(ctx, bound.Name, metav1.GetOptions{})
+						g.Expect(err).NotTo(HaveOccurred())
+						return p.Status.Phase
+					}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Equal(corev1.PodRunning))
 
 					By("a Job still completes on the restarted cluster")
 					after := kube.NewJob("after-restart", 3, pods.Succeed(time.Second))
