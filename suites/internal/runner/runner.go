@@ -226,34 +226,42 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			break
 		}
 	}
-	// What the invariants know of the run besides its timeline; the chaos and
+	// What the invariants know of the run besides its timeline: the chaos and
 	// the others' disruptions as they stand when called.
 	ictxNow := func() invariants.Context {
 		var policyOff []invariants.Span
 		var restarts []time.Time
-		var chaosRecords []chaos.Record
 		if inj != nil {
 			policyOff = gateOffSpans(inj.Records(), "JobPodReplacementPolicy")
 			restarts = restartTimes(inj.Records())
 		}
-		if o.Disruptions != nil {
-			for _, d := range o.Disruptions() {
-				if d.Start.After(r.Start) {
-					chaosRecords = append(chaosRecords, d)
-					restarts = append(restarts, d.Start)
-				}
-			}
-			sort.Slice(restarts, func(i, j int) bool { return restarts[i].Before(restarts[j]) })
+		for _, d := range disruptionsSince(o, r.Start) {
+			restarts = append(restarts, d.Start)
 		}
-		r.Chaos = chaosRecords
+		sort.Slice(restarts, func(i, j int) bool { return restarts[i].Before(restarts[j]) })
 		return invariants.Context{BuiltIn: c.ManagedBy == nil, PolicyOff: policyOff, Restarts: restarts, Gaps: rec.Gaps(), Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
 			ReadyWithin: s.ReadyWithin.Duration}
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
 	awaitTerminalEvent(ctx, rec, ictxNow)
+	r.Chaos = disruptionsSince(o, r.Start)
 	ictx := ictxNow()
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
 	return r
+}
+
+// disruptionsSince are what others did to the cluster (o.Disruptions) from start on.
+func disruptionsSince(o Options, start time.Time) []chaos.Record {
+	if o.Disruptions == nil {
+		return nil
+	}
+	var out []chaos.Record
+	for _, d := range o.Disruptions() {
+		if d.Start.After(start) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // restartTimes are the starts of the chaos actions that restarted the
