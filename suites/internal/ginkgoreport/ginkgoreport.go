@@ -185,7 +185,7 @@ func PrintVerdicts(w io.Writer, title string, report types.Report) {
 		}
 		r := row{name: name, verdict: v, secs: fmt.Sprintf("%.1fs", sr.RunTime.Seconds())}
 		if v == "FAIL" {
-			r.why, _, _ = strings.Cut(strings.TrimSpace(sr.Failure.Message), "\n")
+			r.why = failureWhy(sr.Failure.Message)
 		}
 		rows = append(rows, r)
 	}
@@ -203,4 +203,30 @@ func PrintVerdicts(w io.Writer, title string, report types.Report) {
 		}
 	}
 	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", count["PASS"], count["FAIL"], count["skip"])
+}
+
+// failureWhy is a failure message on one line: its first line and, when
+// Gomega reports an unexpected error under a description, the error's own
+// first line too (the description alone rarely says what went wrong).
+func failureWhy(msg string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	why := lines[0]
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "Unexpected error:" || i == 0 {
+			continue
+		}
+		// Gomega: "Unexpected error:", "    <*T | 0x…>: ", then the error's text.
+		for _, e := range lines[i+1:] {
+			if e = strings.TrimSpace(e); e != "" && !strings.HasPrefix(e, "<") {
+				why += ": " + e
+				break
+			}
+		}
+		break
+	}
+	const max = 400
+	if len(why) > max {
+		why = why[:max] + "…"
+	}
+	return why
 }

@@ -2,10 +2,13 @@ package ginkgoreport
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
+	"github.com/onsi/gomega"
 )
 
 // testdata/report.json holds two real specs (trimmed) as Ginkgo wrote them:
@@ -46,5 +49,18 @@ func TestPrintVerdicts(t *testing.T) {
 	want := "title\n  FAIL    0.0s  [builtin] upgrade z\n              flight broke\n  PASS    0.0s  a\n"
 	if !strings.Contains(out, want) || strings.Contains(out, "more detail") || !strings.Contains(out, "1 passed, 1 failed, 1 skipped") {
 		t.Fatalf("verdicts:\n%s\nwant them to contain:\n%s", out, want)
+	}
+}
+
+func TestFailureWhy(t *testing.T) {
+	var msg string
+	g := gomega.NewGomega(func(m string, _ ...int) { msg = m })
+	g.Expect(fmt.Errorf("kube-apiserver: %w", errors.New("not healthy after 3m0s (last answer: HTTP 500: [-]etcd failed)\nlog tail"))).
+		NotTo(gomega.HaveOccurred(), "step 3: kube-apiserver v1.36.3 → v1.37.1")
+	if got, want := failureWhy(msg), "step 3: kube-apiserver v1.36.3 → v1.37.1: kube-apiserver: not healthy after 3m0s (last answer: HTTP 500: [-]etcd failed)"; got != want {
+		t.Errorf("Gomega's unexpected error:\n got %q\nwant %q\nfrom %q", got, want, msg)
+	}
+	if got := failureWhy("Expected\n    <int>: 1\nto equal\n    <int>: 2"); got != "Expected" {
+		t.Errorf("other failure: %q", got)
 	}
 }

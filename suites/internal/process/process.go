@@ -142,10 +142,12 @@ func (p *Process) Stop(grace time.Duration) error {
 		return nil
 	default:
 	}
+	t0 := time.Now()
 	if grace > 0 {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-exited:
+			p.note("stopped: exited %s after SIGTERM", time.Since(t0).Round(time.Millisecond))
 			return nil
 		case <-time.After(grace):
 		}
@@ -153,10 +155,26 @@ func (p *Process) Stop(grace time.Duration) error {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-exited:
+		if grace > 0 {
+			// Said in the log: a stop meant to be graceful was a crash.
+			p.note("stopped: %s after SIGTERM it had not exited; killed", grace)
+		} else {
+			p.note("killed")
+		}
 		return nil
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.Name, cmd.Process.Pid)
 	}
+}
+
+// note appends a line of the harness's own to the process's log.
+func (p *Process) note(format string, args ...any) {
+	f, err := os.OpenFile(p.LogPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "=== jobconform: %s %s at %s\n", p.Name, fmt.Sprintf(format, args...), time.Now().Format(time.RFC3339Nano))
 }
 
 // Kill ends the process at once with SIGKILL, as a crash would, and waits.

@@ -45,6 +45,33 @@ func TestProcessStartStop(t *testing.T) {
 	if n := strings.Count(string(log), "=== jobconform: start"); n != 2 {
 		t.Errorf("log has %d start headers, want 2", n)
 	}
+	for _, want := range []string{"=== jobconform: sleep stopped: exited ", "=== jobconform: sleep killed at "} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("log says nothing like %q of how a run ended:\n%s", want, log)
+		}
+	}
+}
+
+// A process that ignores SIGTERM is killed after the grace, and its log says so.
+func TestStopIgnoredSIGTERM(t *testing.T) {
+	p := New("stubborn", filepath.Join(t.TempDir(), "stubborn.log"))
+	p.SetCommand("/bin/sh", "-c", "trap '' TERM; echo 'trap''ped'; while :; do sleep 0.1; done")
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		log, _ := os.ReadFile(p.LogPath)
+		return strings.Contains(string(log), "trapped"), nil // not in the header's command line
+	}); err != nil {
+		t.Fatal("the trap was not set")
+	}
+	if err := p.Stop(300 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(p.LogPath)
+	if !strings.Contains(string(log), "stubborn stopped: 300ms after SIGTERM it had not exited; killed") {
+		t.Errorf("log does not say the stop was forced:\n%s", log)
+	}
 }
 
 // TestChildrenDieWithTheHarness runs this test binary as a helper that starts

@@ -75,7 +75,10 @@ type Config struct {
 	Progress io.Writer
 	// Builder provides binaries; nil uses the default cache.
 	Builder *k8sbin.Builder
-	// StartTimeout bounds each wait for a component to become ready; default 90s.
+	// StartTimeout bounds each wait for a component to become ready; default
+	// 3 minutes. A component that exits fails the wait at once; a slow one is
+	// waited for: four drill apiservers restarting together on two loaded
+	// cores took 61s to be ready, and over 90s in CI.
 	StartTimeout time.Duration
 	// KwokStages make kwok's pods behave as a kubelet running them would
 	// (the caller's pod model: scenarios/pods renders them).
@@ -128,7 +131,7 @@ func (c *Config) setDefaults() error {
 		c.Builder = &k8sbin.Builder{Progress: c.Progress}
 	}
 	if c.StartTimeout == 0 {
-		c.StartTimeout = 90 * time.Second
+		c.StartTimeout = 3 * time.Minute
 	}
 	if c.LogDir == "" {
 		if c.LogDir, err = provider.DefaultLogDir(c.Name); err != nil {

@@ -183,6 +183,10 @@ func (c *Cluster) args(comp Component, st componentState) []string {
 			"--service-cluster-ip-range="+serviceCIDR,
 			"--allow-privileged=true",
 			"--profiling=false",
+			// Watches are ended at shutdown: by default the apiserver keeps
+			// them open and its HTTP server waits 60s for them, past the
+			// stop's grace, so every restart was a SIGKILL (flag since 1.27).
+			"--shutdown-watch-termination-grace-period=5s",
 			"--cert-dir="+filepath.Join(c.stateDir, "apiserver"),
 		)
 	case ControllerManager:
@@ -251,7 +255,7 @@ func (c *Cluster) waitHealthy(ctx context.Context, p *process.Process, comp Comp
 		}
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		last = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+		last = healthAnswer(resp.StatusCode, string(body))
 		if comp == Etcd {
 			return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`), nil
 		}
@@ -264,6 +268,21 @@ func (c *Cluster) waitHealthy(ctx context.Context, p *process.Process, comp Comp
 		return err
 	}
 	return nil
+}
+
+// healthAnswer is a health endpoint's answer on one line: the status and,
+// for a failing /readyz or /healthz, only its failed checks.
+func healthAnswer(code int, body string) string {
+	var failed []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "[-]") {
+			failed = append(failed, strings.TrimSpace(l))
+		}
+	}
+	if len(failed) == 0 {
+		return fmt.Sprintf("HTTP %d: %s", code, strings.Join(strings.Fields(body), " "))
+	}
+	return fmt.Sprintf("HTTP %d: %s", code, strings.Join(failed, "; "))
 }
 
 // healthClient trusts the cluster CA; withAdmin adds the admin client certificate

@@ -15,3 +15,8 @@ func ListenAddresses(c *Cluster) []string {
 	}
 	return addrs
 }
+
+// LogPath is where a component's log is written.
+func LogPath(c *Cluster, comp Component) string {
+	return c.procs[comp].LogPath
+}

@@ -96,3 +96,13 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestHealthAnswer(t *testing.T) {
+	body := "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[+]informer-sync ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\nreadyz check failed\n"
+	if got, want := healthAnswer(500, body), "HTTP 500: [-]etcd failed: reason withheld; [-]poststarthook/rbac/bootstrap-roles failed: reason withheld"; got != want {
+		t.Errorf("failing readyz:\n got %q\nwant %q", got, want)
+	}
+	if got, want := healthAnswer(403, "forbidden:\n  anonymous"), "HTTP 403: forbidden: anonymous"; got != want {
+		t.Errorf("other answer:\n got %q\nwant %q", got, want)
+	}
+}

@@ -307,6 +307,11 @@ var _ = Describe("local provider", func() {
 					Expect(c.RestartComponent(ctx, local.APIServer, local.Restart{})).To(Succeed())
 					_, err = client.CoreV1().ConfigMaps(ns).Get(ctx, "keep", metav1.GetOptions{})
 					Expect(err).NotTo(HaveOccurred(), "data lost across an apiserver restart")
+					// A restart that is not a crash lets the apiserver shut down: with
+					// watches open it used to outlast the grace and be killed.
+					log, err := os.ReadFile(local.LogPath(c, local.APIServer))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(string(log)).To(MatchRegexp(`=== jobconform: kube-apiserver stopped: exited \S+ after SIGTERM`))
 
 					Expect(c.RestartComponent(ctx, local.ControllerManager, local.Restart{FeatureGates: map[string]bool{"AllAlpha": false}})).To(Succeed())
 					Expect(local.Args(c, local.ControllerManager)).To(ContainElement(ContainSubstring("AllAlpha=false")))
