@@ -195,7 +195,14 @@ func matrix(args []string) error {
 	if err := os.WriteFile(*readme, []byte(text), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("matrix of %d runs written into %s\n", len(runs), *readme)
+	controls := 0
+	for _, r := range runs {
+		if r.Control() {
+			controls++
+		}
+	}
+	// The same count as the table's first line: negative controls are not verdicts.
+	fmt.Printf("matrix of %d runs written into %s (%d runs of deliberately broken controllers left out)\n", len(runs)-controls, *readme, controls)
 	return nil
 }
 
