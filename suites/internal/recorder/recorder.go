@@ -99,7 +99,14 @@ func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Record
 func (r *Recorder) informer(client kubernetes.Interface, kind string, obj runtime.Object,
 	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
-	lw := &cache.ListWatch{
+	// As client-go's informer factory does: watch-list where the client has it.
+	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(r.listWatch(kind, list, watchFn), client), obj, 0, cache.Indexers{})
+}
+
+// listWatch wraps kind's list and watch calls to report the connection's state.
+func (r *Recorder) listWatch(kind string, list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) *cache.ListWatch {
+	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			out, err := list(ctx, o)
 			r.connection(kind, err, true)
@@ -108,12 +115,24 @@ func (r *Recorder) informer(client kubernetes.Interface, kind string, obj runtim
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			out, err := watchFn(ctx, o)
 			// A watch that starts with the initial events is a list (WatchList).
-			r.connection(kind, err, o.SendInitialEvents != nil && *o.SendInitialEvents)
-			return out, err
+			list := o.SendInitialEvents != nil && *o.SendInitialEvents
+			if resumed := r.connection(kind, err, list); !resumed {
+				return out, err
+			}
+			// A resumed watch can fail at once: an apiserver whose watch
+			// cache was rebuilt answers a watch from before it with an error
+			// event (410 Gone), and the informer relists only after its
+			// back-off — seconds in which nothing of this kind is seen.
+			delivered := false
+			return watch.Filter(out, func(e watch.Event) (watch.Event, bool) {
+				if e.Type == watch.Error && !delivered {
+					r.reopen(kind)
+				}
+				delivered = true
+				return e, true
+			}), nil
 		},
 	}
-	// As client-go's informer factory does: watch-list where the client has it.
-	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), obj, 0, cache.Indexers{})
 }
 
 // handler records every notification of one kind's informer. A deletion the
@@ -163,7 +182,8 @@ const relistReach = 45 * time.Second
 // apiserver replays what happened since); so does a relist, but what it
 // reports may have happened any time in the gap, in no common order with the
 // other kinds, so the gap lasts until its burst is delivered.
-func (r *Recorder) connection(kind string, err error, list bool) {
+// It tells whether the call was a watch that closed a gap.
+func (r *Recorder) connection(kind string, err error, list bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
@@ -188,6 +208,19 @@ func (r *Recorder) connection(kind string, err error, list bool) {
 		r.gaps[kind] = gaps
 	case open:
 		gaps[len(gaps)-1].To = now
+		return true
+	}
+	return false
+}
+
+// reopen opens again the gap of kind that a resumed watch closed, when that
+// watch fails before it delivers anything: it resumed nothing, and the gap
+// lasts until the informer's relist ends it.
+func (r *Recorder) reopen(kind string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gaps := r.gaps[kind]; len(gaps) > 0 {
+		gaps[len(gaps)-1].To = time.Time{}
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
@@ -167,5 +169,64 @@ func TestGaps(t *testing.T) {
 	r.connection("Node", down, false)
 	if g := r.Gaps(); len(g) != 2 {
 		t.Fatalf("want the Pod and the Job gap, not the Node one: %v", g)
+	}
+}
+
+// A watch that resumes and at once reports an error (410 Gone from a rebuilt
+// watch cache) resumed nothing: the gap it closed is open again until the
+// relist. Seen in a drill: the Pod informer's relist came after the run was
+// judged, and a Complete written after the pods had succeeded was judged
+// against their state from before the apiserver restart.
+func TestResumedWatchThatFailsReopensTheGap(t *testing.T) {
+	r := &Recorder{gaps: map[string][]invariants.Span{}, listed: map[string]bool{}}
+	var w *watch.FakeWatcher
+	lw := r.listWatch("Pod",
+		func(context.Context, metav1.ListOptions) (runtime.Object, error) { return &corev1.PodList{}, nil },
+		func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			w = watch.NewFake()
+			return w, nil
+		})
+	ctx := context.Background()
+	if _, err := lw.ListWithContext(ctx, metav1.ListOptions{}); err != nil { // initial list
+		t.Fatal(err)
+	}
+	r.connection("Pod", errors.New("connection refused"), false)
+	closedAt := time.Now()
+	out, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: "430"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Gaps(); len(g) != 1 || g[0].To.After(time.Now()) || g[0].To.Before(closedAt) {
+		t.Fatalf("a resumed watch closes the gap: %v", g)
+	}
+	go w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
+	if e := <-out.ResultChan(); e.Type != watch.Error {
+		t.Fatalf("the error event must reach the informer: %v", e)
+	}
+	r.mu.Lock()
+	reopened := r.gaps["Pod"][0].To.IsZero()
+	r.mu.Unlock()
+	if !reopened {
+		t.Fatalf("the gap must be open again after the watch failed at once: %v", r.Gaps())
+	}
+	if _, err := lw.ListWithContext(ctx, metav1.ListOptions{}); err != nil { // the relist
+		t.Fatal(err)
+	}
+	if g := r.Gaps(); len(g) != 1 || !g[0].To.After(time.Now()) {
+		t.Fatalf("the relist ends the gap after its burst: %v", g)
+	}
+
+	// A resumed watch that delivers first and fails later leaves the gap closed.
+	r.connection("Pod", errors.New("connection refused"), false)
+	out, _ = lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: "700"})
+	go w.Modify(pod("ns", "p"))
+	<-out.ResultChan()
+	go w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
+	<-out.ResultChan()
+	r.mu.Lock()
+	last := r.gaps["Pod"][len(r.gaps["Pod"])-1]
+	r.mu.Unlock()
+	if last.To.IsZero() {
+		t.Fatalf("a watch that delivered changes resumed: its gap stays closed: %v", r.Gaps())
 	}
 }
