@@ -78,6 +78,21 @@ func TestFinalizerAfterRecord(t *testing.T) {
 	})
 	done.pod("a", deleting).pod("a", unfinalized)
 	expectOK(t, FinalizerAfterRecord, ctx, done)
+	// Nor when it ended Failed before its finalizer went (a loaded CI run, on
+	// v1.37.1's built-in and the reference controller alike).
+	late := newBuilder().pod("a", running)
+	late.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "SuccessPolicy")}
+	})
+	late.pod("a", deleting).pod("a", failed).pod("a", unfinalized)
+	expectOK(t, FinalizerAfterRecord, ctx, late)
+	// A pod that had failed before the success criteria were met still must be recorded.
+	before := newBuilder().pod("a", running).pod("a", failed)
+	before.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "SuccessPolicy")}
+	})
+	before.pod("a", unfinalized)
+	expectViolation(t, FinalizerAfterRecord, ctx, before, "pod a (Failed) lost its finalizer")
 	// ...but once the Job failed, every pod counts as failed.
 	fail := newBuilder().pod("a", running)
 	fail.status(func(s *batchv1.JobStatus) {
