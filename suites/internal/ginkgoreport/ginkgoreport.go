@@ -225,8 +225,8 @@ func failureWhy(msg string) string {
 		break
 	}
 	const max = 400
-	if len(why) > max {
-		why = why[:max] + "…"
+	if r := []rune(why); len(r) > max {
+		why = string(r[:max]) + "…"
 	}
 	return why
 }
