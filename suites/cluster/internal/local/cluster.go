@@ -322,10 +322,13 @@ func (c *Cluster) bringUp(ctx context.Context) error {
 		return err
 	}
 	step("waiting for the controllers (default ServiceAccount) and Ready nodes")
-	if err := timed("controllers running (default ServiceAccount)", func() error { return c.waitControllersRunning(ctx) }); err != nil {
-		return err
-	}
-	if err := timed("nodes Ready and untainted", func() error { return c.WaitNodesReady(ctx, c.cfg.StartTimeout) }); err != nil {
+	// Both waits at once: neither depends on the other.
+	ready := make(chan error, 1)
+	go func() {
+		ready <- timed("nodes Ready and untainted", func() error { return c.WaitNodesReady(ctx, c.cfg.StartTimeout) })
+	}()
+	err = timed("controllers running (default ServiceAccount)", func() error { return c.waitControllersRunning(ctx) })
+	if err := errors.Join(err, <-ready); err != nil {
 		return err
 	}
 	step("cluster ready: kubeconfig %s", c.kubeconfig)
