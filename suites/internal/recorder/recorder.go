@@ -268,9 +268,16 @@ func (r *Recorder) Of(kind string) []Entry {
 // WaitFor waits until some entry satisfies match (entries already recorded
 // count) and returns the first such entry, or fails when ctx ends or timeout passes.
 func (r *Recorder) WaitFor(ctx context.Context, timeout time.Duration, what string, match func(Entry) bool) (Entry, error) {
+	return r.WaitFrom(ctx, 0, timeout, what, match)
+}
+
+// WaitFrom is WaitFor counting only the entries from sequence number from on.
+func (r *Recorder) WaitFrom(ctx context.Context, from int, timeout time.Duration, what string, match func(Entry) bool) (Entry, error) {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	next := 0
+	r.mu.Lock()
+	next := min(max(from, 0), len(r.entries))
+	r.mu.Unlock()
 	for {
 		r.mu.Lock()
 		entries := r.entries[next:]
@@ -290,6 +297,18 @@ func (r *Recorder) WaitFor(ctx context.Context, timeout time.Duration, what stri
 			return Entry{}, fmt.Errorf("waiting for %s: %w", what, ctx.Err())
 		}
 	}
+}
+
+// Latest is the last entry recorded of the object kind/name, if any.
+func (r *Recorder) Latest(kind, name string) (Entry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.entries) - 1; i >= 0; i-- {
+		if e := r.entries[i]; e.Kind == kind && e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
 }
 
 // PodNames lists the pods seen, in order of first appearance.

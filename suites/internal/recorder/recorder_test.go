@@ -230,3 +230,28 @@ func TestResumedWatchThatFailsReopensTheGap(t *testing.T) {
 		t.Fatalf("a watch that delivered changes resumed: its gap stays closed: %v", r.Gaps())
 	}
 }
+
+// WaitFrom counts only the entries from a sequence number on; Latest is the
+// last entry of one object.
+func TestWaitFromAndLatest(t *testing.T) {
+	r := &Recorder{notify: make(chan struct{})}
+	if _, ok := r.Latest("Pod", "p"); ok {
+		t.Fatal("Latest of an empty recording")
+	}
+	r.add(Added, "Pod", pod("ns", "p"))
+	r.add(Added, "Pod", pod("ns", "q"))
+	r.add(Modified, "Pod", pod("ns", "p"))
+	if e, ok := r.Latest("Pod", "p"); !ok || e.Seq != 2 {
+		t.Fatalf("Latest: %+v %v", e, ok)
+	}
+	isP := func(e Entry) bool { return e.Name == "p" }
+	if e, err := r.WaitFrom(context.Background(), 1, time.Second, "p", isP); err != nil || e.Seq != 2 {
+		t.Fatalf("from 1: %+v %v", e, err)
+	}
+	if e, err := r.WaitFrom(context.Background(), 0, time.Second, "p", isP); err != nil || e.Seq != 0 {
+		t.Fatalf("from 0: %+v %v", e, err)
+	}
+	if _, err := r.WaitFrom(context.Background(), 3, 100*time.Millisecond, "p", isP); err == nil {
+		t.Fatal("from past every entry: met")
+	}
+}

@@ -219,13 +219,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			r.Chaos = inj.Records()
 		}()
 	}
-	for i, st := range s.Steps {
-		res := runStep(ctx, client, ns, rec, i, st, version, c.ManagedBy == nil, inj)
-		r.Steps = append(r.Steps, res)
-		if !res.OK && !res.Skipped {
-			break
-		}
-	}
+	r.Steps = runSteps(ctx, client, ns, rec, s.Steps, version, c.ManagedBy == nil, inj)
 	// What the invariants know of the run besides its timeline: the chaos and
 	// the others' disruptions as they stand when called.
 	ictxNow := func() invariants.Context {
@@ -342,9 +336,39 @@ func buildJob(s *scenarios.Scenario, c Controller, target pods.Target) (*batchv1
 	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName, Labels: map[string]string{"jobconform.io/scenario": s.Name}}, Spec: *spec}, nil
 }
 
+// runSteps runs the steps in order until one fails.
+func runSteps(ctx context.Context, client kubernetes.Interface, ns string, rec *recorder.Recorder, steps []scenarios.Step, version string, builtIn bool, inj *chaos.Injector) []StepResult {
+	var out []StepResult
+	// from is the first timeline entry an await may be satisfied by: the
+	// previous await's match (two awaits in a row may be met by one status),
+	// or, after an act or chaos, the Job's status as it stood when that began.
+	// A status from before the step that changed the Job must not satisfy an
+	// await of its outcome: "active 2, ready 2" after a resume was once met by
+	// the Job's status from before the suspension.
+	from := 0
+	for i, st := range steps {
+		if st.Await == nil {
+			if e, ok := rec.Latest("Job", JobName); ok {
+				from = e.Seq
+			}
+		}
+		res, matched := runStep(ctx, client, ns, rec, i, st, version, builtIn, inj, from)
+		if matched >= 0 {
+			from = matched
+		}
+		out = append(out, res)
+		if !res.OK && !res.Skipped {
+			break
+		}
+	}
+	return out
+}
+
+// runStep runs one step; an await counts the timeline's entries from
+// sequence number from on and also returns the entry that met it (-1 if none).
 // builtIn tells whether the controller under test is the built-in one, whose
 // release's known bugs a failed step names.
-func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *recorder.Recorder, i int, st scenarios.Step, version string, builtIn bool, inj *chaos.Injector) StepResult {
+func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *recorder.Recorder, i int, st scenarios.Step, version string, builtIn bool, inj *chaos.Injector, from int) (StepResult, int) {
 	res := StepResult{Index: i, Time: time.Now()}
 	switch {
 	case st.Await != nil:
@@ -356,30 +380,30 @@ func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *r
 	}
 	if ok, _ := scenarios.Applies(st.Versions, version); !ok {
 		res.Skipped, res.Message = true, "not a promise of Kubernetes "+version+" (step holds for "+st.Versions+")"
-		return res
+		return res, -1
 	}
 	if st.Chaos != nil {
 		if err := inj.Do(ctx, i, *st.Chaos); err != nil {
 			res.Message = "the harness could not inject it (no verdict on the controller): " + err.Error()
-			return res
+			return res, -1
 		}
 		res.OK = true
-		return res
+		return res, -1
 	}
 	if st.Act != nil {
 		if err := act(ctx, client, ns, *st.Act); err != nil {
 			res.Message = err.Error()
-			return res
+			return res, -1
 		}
 		res.OK = true
-		return res
+		return res, -1
 	}
 	timeout := st.Timeout.Duration
 	if timeout == 0 {
 		timeout = time.Minute
 	}
 	var lastWhy string
-	_, err := rec.WaitFor(ctx, timeout, res.What, func(e recorder.Entry) bool {
+	met, err := rec.WaitFrom(ctx, from, timeout, res.What, func(e recorder.Entry) bool {
 		if e.Kind != "Job" || e.Name != JobName || e.Type == recorder.Deleted {
 			return false
 		}
@@ -398,10 +422,10 @@ func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *r
 		if bug, ok := bugs.Of(st.KnownBugs, version); ok && builtIn {
 			res.Message += " — " + bug.Describe(version)
 		}
-		return res
+		return res, -1
 	}
 	res.OK = true
-	return res
+	return res, met.Seq
 }
 
 func describePattern(p scenarios.StatusPattern) string {

@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/suites/internal/recorder"
+)
+
+// An await after an act is met only by the Job's status from when the act
+// began on: a status from before it must not satisfy it. Here the Job ran
+// two pods, was suspended and never comes back, so "active 2" after the
+// resume must time out; it was once met by the status from before the
+// suspension, which let a controller that never resumes pass.
+func TestAwaitAfterActIgnoresStatusFromBeforeIt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: JobName}}
+	client := fake.NewClientset(job)
+	rec, err := recorder.Start(ctx, client, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	setStatus := func(active int32, suspended bool) error {
+		j, err := client.BatchV1().Jobs("ns").Get(ctx, JobName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		j.Status.Active = active
+		j.Status.Conditions = nil
+		if suspended {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: "True"}}
+		}
+		_, err = client.BatchV1().Jobs("ns").UpdateStatus(ctx, j, metav1.UpdateOptions{})
+		return err
+	}
+	if err := setStatus(2, false); err != nil {
+		t.Fatal(err)
+	}
+	await := func(p scenarios.StatusPattern) scenarios.Step {
+		return scenarios.Step{Await: &p, Timeout: scenarios.Duration{Duration: 2 * time.Second}}
+	}
+	steps := []scenarios.Step{
+		await(scenarios.StatusPattern{Active: ptr.To[int32](2)}),
+		{Act: &scenarios.Action{Kind: scenarios.ActSuspend}},
+		// two awaits in a row: one status may meet both
+		await(scenarios.StatusPattern{Active: ptr.To[int32](0), Conditions: []string{"Suspended"}}),
+		await(scenarios.StatusPattern{Conditions: []string{"Suspended"}}),
+		{Act: &scenarios.Action{Kind: scenarios.ActResume}},
+		await(scenarios.StatusPattern{Active: ptr.To[int32](2), NotConditions: []string{"Suspended"}}),
+	}
+	go func() {
+		// the controller suspends the Job, then does nothing more
+		time.Sleep(300 * time.Millisecond)
+		if err := setStatus(0, true); err != nil {
+			t.Error(err)
+		}
+	}()
+	res := runSteps(ctx, client, "ns", rec, steps, "v1.37.1", true, nil)
+	var got []string
+	for _, r := range res {
+		got = append(got, r.What+": "+map[bool]string{true: "ok", false: "FAILED " + r.Message}[r.OK])
+	}
+	if len(res) != len(steps) || !res[0].OK || !res[2].OK || !res[3].OK || res[5].OK || !strings.Contains(res[5].Message, "active=0, want 2") {
+		t.Fatalf("steps:\n%s", strings.Join(got, "\n"))
+	}
+}
