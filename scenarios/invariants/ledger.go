@@ -24,7 +24,8 @@ type podLedger struct {
 	phase            corev1.PodPhase
 	deletedWhileLive bool // deleted before it reached a terminal phase
 	liveAtFailure    bool // not terminal when the Job got FailureTarget (or Failed)
-	liveAtSuccess    bool // not terminal when the Job got SuccessCriteriaMet (or Complete)
+	liveAtSuccess    bool // not terminal when the Job got SuccessCriteriaMet (or Complete), or deleted with it
+	deletedAfterJob  int  // when deletedWhileLive: Seq of the Job's last entry before the deletion
 	released         bool // its tracking finalizer went while it ran, unrecorded: never counted
 	suspendedAway    bool // deleted while it ran and the Job was suspended: never counted
 }
@@ -38,7 +39,9 @@ type podLedger struct {
 // controller saw first, the pod may count either way, and the counters must
 // lie in that range: a pod deleted while running that then succeeds
 // (TerminatingOrFailed counts the deletion as a failure if it sees it in
-// time), a pod still running when the Job reached its verdict, and any
+// time), a pod still running when the Job reached its verdict (or deleted
+// since the Job's previous status by the sync that met the success
+// criteria: it may have ended before that status landed), and any
 // failure under a podFailurePolicy (an Ignore rule may not count it). A pod
 // the controller lets go uncounted counts for nothing: one whose tracking
 // finalizer went while it ran without a status recording it, and one a
@@ -57,6 +60,7 @@ var Ledger = Invariant{
 		pods := map[types.UID]*podLedger{}
 		var job *batchv1.Job
 		var last timeline.Entry
+		lastJob, wasSucceeding := -1, false
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			if after.job == nil {
 				return
@@ -66,11 +70,23 @@ var Ledger = Invariant{
 				failing := hasCond(job.Status, batchv1.JobFailureTarget) != nil || hasCond(job.Status, batchv1.JobFailed) != nil
 				succeeding := hasCond(job.Status, batchv1.JobSuccessCriteriaMet) != nil || hasCond(job.Status, batchv1.JobComplete) != nil
 				for uid, p := range after.pods {
-					if l := pods[uid]; l != nil && !podTerminal(p) {
+					l := pods[uid]
+					if l == nil {
+						continue
+					}
+					if !podTerminal(p) {
 						l.liveAtFailure = l.liveAtFailure || failing
 						l.liveAtSuccess = l.liveAtSuccess || succeeding
 					}
+					// The sync that meets the success criteria deletes the
+					// pods still running, then writes the status: a pod
+					// deleted since the Job's previous entry went with the
+					// criteria, even if it ended before that write landed.
+					if succeeding && !wasSucceeding && l.deletedWhileLive && l.deletedAfterJob == lastJob {
+						l.liveAtSuccess = true
+					}
 				}
+				lastJob, wasSucceeding = e.Seq, succeeding
 				return
 			}
 			p := e.Pod()
@@ -89,6 +105,9 @@ var Ledger = Invariant{
 			if !podTerminal(p) && (p.DeletionTimestamp != nil || e.Type == timeline.Deleted) {
 				if !l.deletedWhileLive && ptr.Deref(job.Spec.Suspend, false) {
 					l.suspendedAway = true
+				}
+				if !l.deletedWhileLive {
+					l.deletedAfterJob = lastJob
 				}
 				l.deletedWhileLive = true
 			}

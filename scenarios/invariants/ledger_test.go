@@ -77,6 +77,28 @@ func TestLedger(t *testing.T) {
 	expectViolation(t, Ledger, ctx, finishWith(indexed(), batchv1.JobComplete, 3, 0, "0-3"), "holds index 3")
 }
 
+// The sync that meets the success criteria deletes the pods still running,
+// then writes SuccessCriteriaMet; on a loaded apiserver a deleted pod may be
+// Failed before that write lands, and the controller need not count it. A pod
+// deleted and failed before the Job's previous status (an eviction) counts.
+func TestLedgerPodsDeletedWithTheSuccess(t *testing.T) {
+	ctx := Context{Finalizer: fin}
+	run := func(evictedEarlier bool) *builder {
+		b := newBuilder().pod("a", running).pod("b", running).pod("a", succeeded)
+		if evictedEarlier {
+			b.pod("b", deleting).pod("b", failed).status(func(s *batchv1.JobStatus) { s.Succeeded = 1 })
+		} else {
+			b.status(func(s *batchv1.JobStatus) { s.Succeeded = 1 }).pod("b", deleting).pod("b", failed)
+		}
+		return b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "SuccessPolicy")}
+		})
+	}
+	expectOK(t, Ledger, ctx, finishWith(run(false), batchv1.JobComplete, 1, 0, ""))
+	expectOK(t, Ledger, ctx, finishWith(run(false), batchv1.JobComplete, 1, 1, ""))
+	expectViolation(t, Ledger, ctx, finishWith(run(true), batchv1.JobComplete, 1, 0, ""), "failed=0, but its pods say 1")
+}
+
 func TestIndexList(t *testing.T) {
 	got := indexList("0,2-4,9")
 	want := []int{0, 2, 3, 4, 9}
