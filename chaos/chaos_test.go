@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -240,5 +241,31 @@ func TestContainerKillPatchesIndexedAnnotations(t *testing.T) {
 	p, _ := client.CoreV1().Pods("ns").Get(context.Background(), targets[0].Name, metav1.GetOptions{})
 	if p.Annotations["pod.jobconform.io/exit-code.1"] != "137" || p.Annotations["pod.jobconform.io/run-seconds.1"] != "0" {
 		t.Fatalf("annotations %v", p.Annotations)
+	}
+}
+
+// A random plan whose Job has finished ends at once: its actions that need a
+// running pod have nothing to act on, which is no harness failure. A single
+// action on a finished Job fails at once, saying so, instead of waiting.
+func TestPlanEndsWhenTheJobHasFinished(t *testing.T) {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"},
+		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}}
+	env := &fakeEnv{client: fake.NewClientset(job)}
+	in := NewInjector(env, "ns", "job", 7)
+	in.WaitTimeout = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	plan := Action{Random: &Random{Actions: 3, Menu: []string{KindPodKill}, MinPause: Duration{Duration: time.Millisecond}, MaxPause: Duration{Duration: 2 * time.Millisecond}}}
+	if err := in.Do(ctx, 1, plan); err != nil {
+		t.Fatalf("plan on a finished Job: %v", err)
+	}
+	rs := in.Records()
+	if len(rs) != 1 || rs[0].Err != nil || !strings.Contains(rs[0].Effect, "not done: the Job had finished") {
+		t.Fatalf("records: %+v", rs)
+	}
+	one := Action{PodChaos: &v1alpha1.PodChaosSpec{Action: v1alpha1.PodKillAction, ContainerSelector: v1alpha1.ContainerSelector{PodSelector: v1alpha1.PodSelector{Mode: v1alpha1.OneMode}}}}
+	start := time.Now()
+	if err := in.Do(ctx, 2, one); !errors.Is(err, ErrJobFinished) || time.Since(start) > 10*time.Second {
+		t.Fatalf("one action on a finished Job: %v after %s", err, time.Since(start))
 	}
 }

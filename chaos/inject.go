@@ -115,7 +115,11 @@ func (in *Injector) Do(ctx context.Context, step int, a Action) error {
 				return err
 			}
 			point := fmt.Sprintf("step %d plan %d/%d after %s", step, i+1, len(plan), p.Pause)
-			if err := in.once(ctx, point, p.Action); err != nil {
+			if err := in.once(ctx, point, p.Action); errors.Is(err, ErrJobFinished) {
+				// A soak's Job may finish before its plan on a loaded
+				// machine: what is left of the plan has nothing to act on.
+				return nil
+			} else if err != nil {
 				return err
 			}
 		}
@@ -164,7 +168,11 @@ func (in *Injector) once(ctx context.Context, point string, a Action) error {
 	log := fmt.Sprintf("%s: %s", point, a.Describe())
 	start := time.Now()
 	effect, err := in.apply(ctx, a, local)
-	in.record(Record{Start: start, Log: log, Effect: effect, Err: err, Action: a})
+	failed := err
+	if errors.Is(err, ErrJobFinished) {
+		effect, failed = "not done: "+err.Error(), nil // no harness failure: nothing left to disturb
+	}
+	in.record(Record{Start: start, Log: log, Effect: effect, Err: failed, Action: a})
 	if err != nil {
 		return fmt.Errorf("%s: %w", log, err)
 	}
@@ -276,15 +284,34 @@ func (in *Injector) candidates(ctx context.Context, sel Selection, keep func(*co
 	return out, nil
 }
 
+// ErrJobFinished: the action needed a running pod of the Job, and the Job
+// had finished (Complete or Failed), so none would come.
+var ErrJobFinished = errors.New("the Job had finished: no running pod to act on")
+
 // choose waits (up to WaitTimeout) for running pods of the Job and picks
-// among them as the selection says.
+// among them as the selection says; it fails at once with ErrJobFinished
+// when there are none and the Job has finished.
 func (in *Injector) choose(ctx context.Context, sel Selection, rng *rand.Rand, keep func(*corev1.Pod) bool) ([]corev1.Pod, error) {
 	var pool []corev1.Pod
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, in.waitTimeout(), true, func(ctx context.Context) (bool, error) {
 		var err error
-		pool, err = in.candidates(ctx, sel, keep)
-		return len(pool) > 0, err
+		if pool, err = in.candidates(ctx, sel, keep); err != nil || len(pool) > 0 {
+			return len(pool) > 0, err
+		}
+		job, err := in.Env.Client().BatchV1().Jobs(in.Namespace).Get(ctx, in.Job, metav1.GetOptions{})
+		if err != nil {
+			return false, nil // judged again at the next poll
+		}
+		for _, c := range job.Status.Conditions {
+			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+				return false, ErrJobFinished
+			}
+		}
+		return false, nil
 	})
+	if errors.Is(err, ErrJobFinished) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no running pod of Job %s/%s to act on within %s: %w", in.Namespace, in.Job, in.waitTimeout(), err)
 	}
