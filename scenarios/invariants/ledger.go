@@ -24,8 +24,7 @@ type podLedger struct {
 	phase            corev1.PodPhase
 	deletedWhileLive bool // deleted before it reached a terminal phase
 	liveAtFailure    bool // not terminal when the Job got FailureTarget (or Failed)
-	liveAtSuccess    bool // not terminal when the Job got SuccessCriteriaMet (or Complete), or deleted with it
-	deletedAfterJob  int  // when deletedWhileLive: Seq of the Job's last entry before the deletion
+	liveAtSuccess    bool // let go with the Job's success (goneWithSuccess)
 	released         bool // its tracking finalizer went while it ran, unrecorded: never counted
 	suspendedAway    bool // deleted while it ran and the Job was suspended: never counted
 }
@@ -60,7 +59,7 @@ var Ledger = Invariant{
 		pods := map[types.UID]*podLedger{}
 		var job *batchv1.Job
 		var last timeline.Entry
-		lastJob, wasSucceeding := -1, false
+		withSuccess := goneWithSuccess(ctx, t)
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			if after.job == nil {
 				return
@@ -68,25 +67,11 @@ var Ledger = Invariant{
 			job, last = after.job, e
 			if e.Kind == "Job" {
 				failing := hasCond(job.Status, batchv1.JobFailureTarget) != nil || hasCond(job.Status, batchv1.JobFailed) != nil
-				succeeding := hasCond(job.Status, batchv1.JobSuccessCriteriaMet) != nil || hasCond(job.Status, batchv1.JobComplete) != nil
 				for uid, p := range after.pods {
-					l := pods[uid]
-					if l == nil {
-						continue
-					}
-					if !podTerminal(p) {
+					if l := pods[uid]; l != nil && !podTerminal(p) {
 						l.liveAtFailure = l.liveAtFailure || failing
-						l.liveAtSuccess = l.liveAtSuccess || succeeding
-					}
-					// The sync that meets the success criteria deletes the
-					// pods still running, then writes the status: a pod
-					// deleted since the Job's previous entry went with the
-					// criteria, even if it ended before that write landed.
-					if succeeding && !wasSucceeding && l.deletedWhileLive && l.deletedAfterJob == lastJob {
-						l.liveAtSuccess = true
 					}
 				}
-				lastJob, wasSucceeding = e.Seq, succeeding
 				return
 			}
 			p := e.Pod()
@@ -106,9 +91,6 @@ var Ledger = Invariant{
 				if !l.deletedWhileLive && ptr.Deref(job.Spec.Suspend, false) {
 					l.suspendedAway = true
 				}
-				if !l.deletedWhileLive {
-					l.deletedAfterJob = lastJob
-				}
 				l.deletedWhileLive = true
 			}
 			if prev != nil && !podTerminal(p) && slices.Contains(prev.Finalizers, ctx.Finalizer) &&
@@ -118,12 +100,60 @@ var Ledger = Invariant{
 			if p.Status.Phase != "" {
 				l.phase = p.Status.Phase
 			}
+			l.liveAtSuccess = withSuccess[p.UID]
 		})
 		if job == nil || finished(job.Status) == nil || job.DeletionTimestamp != nil {
 			return nil
 		}
 		return checkLedger(job, pods, last)
 	},
+}
+
+// goneWithSuccess lists the pods a Job may let go uncounted, however they
+// end, because it met its success criteria: those not terminal when it got
+// SuccessCriteriaMet (or Complete), and those deleted while live since the
+// Job's previous status, and not yet gone, when that status first met them. The sync that meets
+// the criteria deletes the pods still running, then writes the status; on a
+// loaded apiserver a deleted pod may end before that write lands. Seen on
+// v1.37.1's built-in and the reference controller alike. Shared by the ledger
+// and finalizer-after-record, so the two never judge such a pod apart.
+func goneWithSuccess(ctx Context, t timeline.Timeline) map[types.UID]bool {
+	out := map[types.UID]bool{}
+	deleted := map[types.UID]bool{}      // deleted while live
+	deletedSince := map[types.UID]bool{} // ...since the Job's previous entry
+	wasSucceeding := false
+	replay(ctx, t, func(e timeline.Entry, _, after *world) {
+		if after.job == nil {
+			return
+		}
+		if e.Kind == "Pod" {
+			if p := e.Pod(); !deleted[p.UID] && !podTerminal(p) && (p.DeletionTimestamp != nil || e.Type == timeline.Deleted) {
+				deleted[p.UID], deletedSince[p.UID] = true, true
+			}
+			return
+		}
+		if e.Kind != "Job" {
+			return
+		}
+		succeeding := hasCond(after.job.Status, batchv1.JobSuccessCriteriaMet) != nil || hasCond(after.job.Status, batchv1.JobComplete) != nil
+		if succeeding {
+			for uid, p := range after.pods {
+				if !podTerminal(p) {
+					out[uid] = true
+				}
+			}
+			if !wasSucceeding {
+				for uid := range deletedSince {
+					if after.pods[uid] != nil { // one already gone was not deleted by that sync
+						out[uid] = true
+					}
+				}
+			}
+		}
+		clear(deletedSince)
+		wasSucceeding = succeeding
+	})
+	return out
 }
 
 func checkLedger(job *batchv1.Job, pods map[types.UID]*podLedger, at timeline.Entry) []Violation {

@@ -9,7 +9,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
@@ -35,19 +34,9 @@ var FinalizerAfterRecord = Invariant{
 		}
 		var out []Violation
 		spans := unknownSpans(t)
-		// Pods still running when the Job met its success criteria may be let
-		// go uncounted whatever they end as (the ledger's rule): seen on
-		// v1.37.1's built-in and the reference controller alike, a pod deleted
-		// then and Failed by the time its finalizer went, never recorded.
-		liveAtSuccess := map[types.UID]bool{}
+		// Pods let go with the Job's success need no record (the ledger's rule).
+		withSuccess := goneWithSuccess(ctx, t)
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
-			if e.Kind == "Job" && after.job != nil && (hasCond(after.job.Status, batchv1.JobSuccessCriteriaMet) != nil || hasCond(after.job.Status, batchv1.JobComplete) != nil) {
-				for uid, p := range after.pods {
-					if !podTerminal(p) {
-						liveAtSuccess[uid] = true
-					}
-				}
-			}
 			j := before.job
 			if e.Kind != "Pod" || j == nil || j.DeletionTimestamp != nil || inUnknownRV(spans, e.Revision()) || during(ctx.Gaps, e.Time) {
 				return // a relist after a broken watch may have skipped the status that recorded it
@@ -56,7 +45,7 @@ var FinalizerAfterRecord = Invariant{
 			if prev == nil || !slices.Contains(prev.Finalizers, ctx.Finalizer) || slices.Contains(p.Finalizers, ctx.Finalizer) {
 				return // not the moment its finalizer went
 			}
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || liveAtSuccess[p.UID] || !mustRecord(j, p) || recorded(j.Status, p) {
+			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || withSuccess[p.UID] || !mustRecord(j, p) || recorded(j.Status, p) {
 				return
 			}
 			u := ptr.Deref(j.Status.UncountedTerminatedPods, batchv1.UncountedTerminatedPods{})

@@ -86,6 +86,15 @@ func TestFinalizerAfterRecord(t *testing.T) {
 	})
 	late.pod("a", deleting).pod("a", failed).pod("a", unfinalized)
 	expectOK(t, FinalizerAfterRecord, ctx, late)
+	// Nor one the sync that met them deleted, which ended and lost its
+	// finalizer before that status landed (the ledger lets it go too).
+	race := newBuilder().pod("a", running)
+	race.status(func(s *batchv1.JobStatus) { s.Active = 1 })
+	race.pod("a", deleting).pod("a", failed).pod("a", unfinalized)
+	race.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "SuccessPolicy")}
+	})
+	expectOK(t, FinalizerAfterRecord, ctx, race)
 	// A pod that had failed before the success criteria were met still must be recorded.
 	before := newBuilder().pod("a", running).pod("a", failed)
 	before.status(func(s *batchv1.JobStatus) {
