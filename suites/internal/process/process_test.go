@@ -125,3 +125,30 @@ func TestChildrenDieWithTheHarness(t *testing.T) {
 		t.Fatalf("child %d outlived its SIGKILLed parent", pid)
 	}
 }
+
+// CPU counts a busy process's processor time and a sleeping one's stays near zero.
+func TestCPU(t *testing.T) {
+	busy := New("busy", filepath.Join(t.TempDir(), "busy.log"))
+	busy.SetCommand("/bin/sh", "-c", "while :; do :; done")
+	idle := New("idle", filepath.Join(t.TempDir(), "idle.log"))
+	idle.SetCommand("/bin/sleep", "300")
+	for _, p := range []*Process{busy, idle} {
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer p.Kill()
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return busy.CPU() >= 200*time.Millisecond, nil
+	})
+	if err != nil {
+		t.Fatalf("a busy loop used %s of CPU in 30s", busy.CPU())
+	}
+	if d := idle.CPU(); d >= 100*time.Millisecond {
+		t.Errorf("sleep used %s of CPU", d)
+	}
+	busy.Kill()
+	if d := busy.CPU(); d != 0 {
+		t.Errorf("CPU of an ended process: %s, want 0", d)
+	}
+}

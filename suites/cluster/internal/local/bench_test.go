@@ -44,6 +44,8 @@ func benchStart(b *testing.B, kind string) {
 	}
 	logs := b.TempDir()
 	var runs []time.Duration
+	startCPU := map[string][]time.Duration{}
+	var idleCPU map[string]time.Duration
 	phases := map[string][]local.Phase{}
 	var order []string
 	b.ResetTimer()
@@ -55,6 +57,19 @@ func benchStart(b *testing.B, kind string) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		atReady := c.CPU()
+		for name, d := range atReady {
+			startCPU[name] = append(startCPU[name], d)
+		}
+		if i == b.N-1 && b.N >= 3 {
+			// What the cluster costs while nothing happens: a measurement
+			// over a fixed window, not a wait for anything.
+			time.Sleep(idleWindow)
+			idleCPU = map[string]time.Duration{}
+			for name, d := range c.CPU() {
+				idleCPU[name] = d - atReady[name]
+			}
+		}
 		if err := c.Stop(); err != nil {
 			b.Fatal(err)
 		}
@@ -82,7 +97,32 @@ func benchStart(b *testing.B, kind string) {
 				medianOf(ps, func(p local.Phase) time.Duration { return p.End }).Seconds(),
 				medianOf(ps, func(p local.Phase) time.Duration { return p.End - p.Start }).Seconds())
 		}
+		// What it cost: the CPU each process used to get there (median),
+		// and while idle afterwards (one window, the last run).
+		names := make([]string, 0, len(startCPU))
+		for name := range startCPU {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var startSum, idleSum time.Duration
+		fmt.Printf("  CPU to start (median) and idle (%s after the last start), by process:\n", idleWindow)
+		for _, name := range names {
+			s := medianDuration(startCPU[name])
+			startSum += s
+			idleSum += idleCPU[name]
+			fmt.Printf("    %-24s %5.2fs  %4.1f%% of a core idle\n", name, s.Seconds(), 100*idleCPU[name].Seconds()/idleWindow.Seconds())
+		}
+		fmt.Printf("    %-24s %5.2fs  %4.1f%% of a core idle\n", "all", startSum.Seconds(), 100*idleSum.Seconds()/idleWindow.Seconds())
 	}
+}
+
+// idleWindow is how long make bench watches an idle cluster's CPU.
+const idleWindow = 20 * time.Second
+
+func medianDuration(ds []time.Duration) time.Duration {
+	ds = append([]time.Duration(nil), ds...)
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
 }
 
 func medianOf(ps []local.Phase, f func(local.Phase) time.Duration) time.Duration {
@@ -90,6 +130,5 @@ func medianOf(ps []local.Phase, f func(local.Phase) time.Duration) time.Duration
 	for _, p := range ps {
 		ds = append(ds, f(p))
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[len(ds)/2]
+	return medianDuration(ds)
 }

@@ -251,6 +251,23 @@ func (c *Cluster) Phases() []Phase {
 	return append([]Phase(nil), c.phases...)
 }
 
+// CPU is the processor time the cluster's running control-plane and kwok
+// processes have used so far, by component (kwok groups together); make bench
+// prints what a start and an idle cluster cost, the budget a dozen clusters
+// side by side share.
+func (c *Cluster) CPU() map[string]time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]time.Duration{}
+	for comp, p := range c.procs {
+		out[string(comp)] = p.CPU()
+	}
+	for _, p := range c.groups {
+		out["kwok"] += p.CPU()
+	}
+	return out
+}
+
 func (c *Cluster) bringUp(ctx context.Context) error {
 	t0 := time.Now()
 	step := func(format string, args ...any) {
