@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/onsi/ginkgo/v2"
@@ -27,6 +26,7 @@ import (
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
+	"github.com/jobconform/jobconform/suites/internal/kube"
 	"github.com/jobconform/jobconform/suites/internal/process"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
@@ -383,11 +383,10 @@ func (e *Env) StartReference(ctx context.Context, dir, name string, faults []str
 
 // Client connects to the cluster of kubeconfig, and tells its release.
 func Client(kubeconfig, version string) (kubernetes.Interface, string, error) {
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	rc, err := kube.LoadConfig(kubeconfig)
 	if err != nil {
 		return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
-	rc.QPS, rc.Burst = 100, 200
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, "", err

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -56,6 +57,10 @@ func Run(args []string) error {
 	}
 	cfg.QPS, cfg.Burst = 200, 400
 	cfg.UserAgent = "jobconform-reference-controller"
+	// Protobuf, as kube-controller-manager speaks: cheaper for the apiserver
+	// to serve a Job's pods to, and falling back to JSON where it must.
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err

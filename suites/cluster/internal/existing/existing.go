@@ -12,9 +12,9 @@ import (
 	"os"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/jobconform/jobconform/suites/cluster/internal/provider"
+	"github.com/jobconform/jobconform/suites/internal/kube"
 )
 
 // Cluster is a connection to a running cluster.
@@ -35,11 +35,10 @@ func Create(ctx context.Context, cfg provider.Config) (provider.Cluster, error) 
 	if _, err := os.Stat(cfg.Kubeconfig); err != nil {
 		return nil, fmt.Errorf("existing cluster: kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	rc, err := kube.LoadConfig(cfg.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("existing cluster: kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
-	rc.QPS, rc.Burst = 100, 200
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, err

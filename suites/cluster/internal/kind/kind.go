@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
 
@@ -150,7 +149,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	_, _ = f.WriteString(raw)
 	f.Close()
 	c.kubeconfig = f.Name()
-	rc, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	rc, err := kube.LoadConfig(c.kubeconfig)
 	if err != nil {
 		_ = c.Stop()
 		return nil, err

@@ -25,6 +25,7 @@ import (
 	"github.com/jobconform/jobconform/suites/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/suites/cluster/internal/provider"
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
+	"github.com/jobconform/jobconform/suites/internal/kube"
 	"github.com/jobconform/jobconform/suites/internal/ports"
 	"github.com/jobconform/jobconform/suites/internal/process"
 )
@@ -387,7 +388,7 @@ func (c *Cluster) prepare() error {
 		}
 	}
 	c.kubeconfig = filepath.Join(c.stateDir, "admin.kubeconfig")
-	if c.rest, err = restConfigFrom(c.kubeconfig); err != nil {
+	if c.rest, err = kube.LoadConfig(c.kubeconfig); err != nil {
 		return err
 	}
 	if c.client, err = kubernetes.NewForConfig(c.rest); err != nil {

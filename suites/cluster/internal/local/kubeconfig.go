@@ -1,7 +1,6 @@
 package local
 
 import (
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -15,16 +14,4 @@ func writeKubeconfig(path, name, server, caFile, certFile, keyFile string) error
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
 	cfg.CurrentContext = name
 	return clientcmd.WriteToFile(*cfg, path)
-}
-
-// restConfigFrom loads a kubeconfig file into a rest.Config with room for the
-// bursts a 200-pod Job makes.
-func restConfigFrom(path string) (*rest.Config, error) {
-	rc, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		return nil, err
-	}
-	rc.QPS = 200
-	rc.Burst = 400
-	return rc, nil
 }
