@@ -182,12 +182,19 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		"--node-labels="+strings.Join(labels, ","),
 		"--v=1",
 	)
+	unlock, err := lockDevicePlugins(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// The socket's time is the kernel's, which may lag time.Now by a tick.
+	since := time.Now().Add(-50 * time.Millisecond)
 	if err := n.kubelet.Start(); err != nil {
 		return err
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[1])
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		if !n.kubelet.Running() {
 			return false, errors.New(n.kubelet.DescribeExit())
 		}
@@ -198,7 +205,10 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	if wait.Interrupted(err) {
 		return fmt.Errorf("kubelet not healthy at %s within 60s (%s); log %s", url, last, n.kubelet.LogPath)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return n.waitDevicePluginSocket(ctx, since)
 }
 
 // StopKubelet stops the kubelet alone: its containers go on running and the
