@@ -254,7 +254,9 @@ var _ = Describe("local provider", func() {
 					Expect(client.CoreV1().Pods(ns).Delete(ctx, "slow", metav1.DeleteOptions{})).To(Succeed())
 					killed := waitPodEntry(ctx, rec, "slow Failed", func(p *corev1.Pod) bool { return p.Name == "slow" && p.Status.Phase == corev1.PodFailed })
 					Expect(killed.Pod().Status.ContainerStatuses[0].State.Terminated.ExitCode).To(BeEquivalentTo(137))
-					Expect(killed.Time.Sub(t0)).To(And(BeNumerically(">=", 2*time.Second), BeNumerically("<", 5*time.Second)))
+					// Killed at the 2s grace, long before the 30s trap would end: the
+					// upper bound leaves a loaded machine room (5.3s seen beside make run).
+					Expect(killed.Time.Sub(t0)).To(And(BeNumerically(">=", 2*time.Second), BeNumerically("<", 15*time.Second)))
 					_, err = rec.WaitFor(ctx, 30*time.Second, "slow removed by its node", func(e recorder.Entry) bool { return e.Name == "slow" && e.Type == recorder.Deleted })
 					Expect(err).NotTo(HaveOccurred())
 

@@ -48,15 +48,37 @@ func lockDevicePlugins(ctx context.Context) (unlock func(), err error) {
 	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
-// waitDevicePluginSocket waits until the kubelet started at since listens on
-// the device-plugin socket (made at or after since), or exits.
-func (n *Node) waitDevicePluginSocket(ctx context.Context, since time.Time) error {
+// socketID tells one device-plugin socket from the one before it: a kubelet
+// removes the old and listens anew, so its inode or its time changes (either
+// alone may repeat: inode numbers are reused, the kernel's clock is coarse).
+type socketID struct {
+	ino   uint64
+	mtime time.Time
+}
+
+// currentSocket is the socket on the device-plugin path now, if any.
+func currentSocket() (socketID, bool) {
+	st, err := os.Stat(devicePluginSocket)
+	if err != nil || st.Mode()&os.ModeSocket == 0 {
+		return socketID{}, false
+	}
+	sys, _ := st.Sys().(*syscall.Stat_t)
+	if sys == nil {
+		return socketID{}, false
+	}
+	return socketID{ino: sys.Ino, mtime: st.ModTime()}, true
+}
+
+// waitDevicePluginSocket waits until the kubelet just started listens on the
+// device-plugin socket (one other than before, which it held before it
+// started), or exits.
+func (n *Node) waitDevicePluginSocket(ctx context.Context, before socketID, hadBefore bool) error {
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
 		if !n.kubelet.Running() {
 			return false, fmt.Errorf("kubelet exited before its container manager started: %s", n.kubelet.DescribeExit())
 		}
-		st, err := os.Stat(devicePluginSocket)
-		return err == nil && st.Mode()&os.ModeSocket != 0 && !st.ModTime().Before(since), nil
+		now, ok := currentSocket()
+		return ok && (!hadBefore || now != before), nil
 	})
 	if wait.Interrupted(err) {
 		return fmt.Errorf("kubelet did not listen on %s within 60s (its container manager did not start); log %s", devicePluginSocket, n.kubelet.LogPath)

@@ -187,8 +187,7 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
-	// The socket's time is the kernel's, which may lag time.Now by a tick.
-	since := time.Now().Add(-50 * time.Millisecond)
+	before, hadBefore := currentSocket()
 	if err := n.kubelet.Start(); err != nil {
 		return err
 	}
@@ -208,7 +207,7 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return n.waitDevicePluginSocket(ctx, since)
+	return n.waitDevicePluginSocket(ctx, before, hadBefore)
 }
 
 // StopKubelet stops the kubelet alone: its containers go on running and the
