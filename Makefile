@@ -116,7 +116,8 @@ unit:
 	$(GO) test -short -count=1 ./...
 
 ## bench: start-to-ready of the local provider (median of 7, binaries cached; 3 kwok nodes,
-## then 3 kubelet nodes; with each start-up phase's median), then the conformance and chaos
+## then 3 kubelet nodes; with each start-up phase's median and the CPU each process used to
+## start and while idle), then the conformance and chaos
 ## suites against both controllers BENCH_RUNS times each (median wall time)
 # bench-suite SUITE: the suite BENCH_RUNS times at K8S_VERSION, then the median wall time.
 define bench-suite

@@ -105,7 +105,7 @@ func benchStart(b *testing.B, kind string) {
 		}
 		sort.Strings(names)
 		var startSum, idleSum time.Duration
-		fmt.Printf("  CPU to start (median) and idle (%s after the last start), by process:\n", idleWindow)
+		fmt.Printf("  CPU to start (median) and idle (%s after the last start), by control-plane process:\n", idleWindow)
 		for _, name := range names {
 			s := medianDuration(startCPU[name])
 			startSum += s

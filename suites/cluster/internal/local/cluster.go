@@ -253,9 +253,9 @@ func (c *Cluster) Phases() []Phase {
 }
 
 // CPU is the processor time the cluster's running control-plane and kwok
-// processes have used so far, by component (kwok groups together); make bench
-// prints what a start and an idle cluster cost, the budget a dozen clusters
-// side by side share.
+// processes have used so far, by component (kwok groups together; kubelets
+// and their containerds are not counted); make bench prints what a start and
+// an idle cluster cost, the budget a dozen clusters side by side share.
 func (c *Cluster) CPU() map[string]time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
