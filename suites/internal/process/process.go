@@ -9,11 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Process is one supervised child: a binary with its arguments and a log file
@@ -220,28 +221,13 @@ func (p *Process) CPU() time.Duration {
 	if pid == 0 {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	proc, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0
 	}
-	// The command name (field 2) may hold spaces: count fields after its ")".
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
+	st, err := proc.Stat()
+	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(b[i+1:]))
-	// After ")": state is field 3, so utime (14) and stime (15) are f[11], f[12].
-	if len(f) < 13 {
-		return 0
-	}
-	var ticks int64
-	for _, s := range f[11:13] {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0
-		}
-		ticks += n
-	}
-	// USER_HZ is 100 on every Linux architecture Go supports.
-	return time.Duration(ticks) * (time.Second / 100)
+	return time.Duration(st.CPUTime() * float64(time.Second))
 }
