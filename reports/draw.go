@@ -163,7 +163,11 @@ func Timeline(r Run) string {
 			return time.Time{}, false
 		}
 		t := time.Date(t0.Year(), t0.Month(), t0.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), t0.Location())
-		return t, !t.Before(t0.Add(-time.Minute)) && !t.After(t1.Add(time.Minute))
+		ok := !t.Before(t0.Add(-time.Minute)) && !t.After(t1.Add(time.Minute))
+		if t.Before(t0) {
+			t = t0 // just before the run (a drill's change): at its left edge
+		}
+		return t, ok
 	}
 	// A drill's changes of the apiserver's release: bands of the version in force.
 	type band struct {

@@ -313,6 +313,24 @@ func TestSuspendEvents(t *testing.T) {
 	})
 	created.event("s", corev1.EventTypeNormal, "Suspended", 1)
 	expectOK(t, SuspendEvents, ctx, created)
+
+	// A drill's case: the apiserver replaced 11s after the resume, whose event
+	// the controller had queued behind one it was retrying, and never wrote.
+	b := cycle().event("s", corev1.EventTypeNormal, "Suspended", 1)
+	resumed := b.now
+	near := Context{Job: "j", End: later, Restarts: []time.Time{resumed.Add(11 * time.Second)}}
+	expectOK(t, SuspendEvents, near, b)
+	// A restart far from the resume excuses nothing.
+	for _, r := range []time.Time{resumed.Add(-time.Minute), resumed.Add(TerminalEventGrace + time.Second)} {
+		expectViolation(t, SuspendEvents, Context{Job: "j", End: later, Restarts: []time.Time{r}}, b, `0 Normal "Resumed" events for 1`)
+	}
+	// The recording's watch broke just after the resume and was back shortly
+	// before the end: the event may come after the end.
+	gap := Context{Job: "j", Gaps: []Span{{From: resumed.Add(time.Second), To: resumed.Add(30 * time.Second)}}}
+	gap.End = resumed.Add(40 * time.Second)
+	expectOK(t, SuspendEvents, gap, b)
+	gap.End = resumed.Add(30*time.Second + TerminalEventGrace)
+	expectViolation(t, SuspendEvents, gap, b, `0 Normal "Resumed" events for 1`)
 }
 
 // v1.34.3's case: the resume request (spec.suspend false) is answered with

@@ -244,14 +244,18 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	return r
 }
 
-// disruptionsSince are what others did to the cluster (o.Disruptions) from start on.
+// disruptionsSince are what others did to the cluster (o.Disruptions) from
+// start on, and just before: a change that ended within RestartGrace of the
+// start may still hold the controller back in the run (seen in a drill: the
+// reference controller, its watches broken by the apiserver's replacement,
+// first acted on a Job 19s after the flight created it).
 func disruptionsSince(o Options, start time.Time) []chaos.Record {
 	if o.Disruptions == nil {
 		return nil
 	}
 	var out []chaos.Record
 	for _, d := range o.Disruptions() {
-		if d.Start.After(start) {
+		if d.Time.After(start.Add(-invariants.RestartGrace)) {
 			out = append(out, d)
 		}
 	}

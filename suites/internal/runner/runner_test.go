@@ -67,3 +67,24 @@ func TestGateOffSpans(t *testing.T) {
 		t.Fatalf("reset to defaults: %v", spans)
 	}
 }
+
+// A drill's change that ended just before a flight started still counts for
+// it (its controller may lag); one long over does not.
+func TestDisruptionsSince(t *testing.T) {
+	start := time.Now()
+	rec := func(end time.Duration, log string) chaos.Record {
+		return chaos.Record{Start: start.Add(end - 2*time.Second), Time: start.Add(end), Log: log}
+	}
+	all := []chaos.Record{rec(-2*invariants.RestartGrace, "long over"), rec(-3*time.Second, "just before"), rec(10*time.Second, "during")}
+	got := disruptionsSince(Options{Disruptions: func() []chaos.Record { return all }}, start)
+	var logs []string
+	for _, d := range got {
+		logs = append(logs, d.Log)
+	}
+	if want := []string{"just before", "during"}; !reflect.DeepEqual(logs, want) {
+		t.Errorf("disruptionsSince = %v, want %v", logs, want)
+	}
+	if disruptionsSince(Options{}, start) != nil {
+		t.Error("no Disruptions: want none")
+	}
+}

@@ -32,9 +32,13 @@ type started struct {
 
 // startWithPods starts a one-kubelet cluster with two running pods, one of
 // which traps SIGTERM for longer than any teardown may wait.
-func startWithPods(ctx context.Context, t *testing.T) (*local.Cluster, started) {
+// The cluster's logs go to logDir ("": a directory of the test's own).
+func startWithPods(ctx context.Context, t *testing.T, logDir string) (*local.Cluster, started) {
 	t.Helper()
-	c, err := local.Start(ctx, local.Config{Version: k8sbin.DefaultVersion, NodeKind: local.NodesKubelet, NodeGroups: 1, LogDir: t.TempDir()})
+	if logDir == "" {
+		logDir = t.TempDir()
+	}
+	c, err := local.Start(ctx, local.Config{Version: k8sbin.DefaultVersion, NodeKind: local.NodesKubelet, NodeGroups: 1, LogDir: logDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,14 +127,17 @@ func skipUnlessKubeletNodes(t *testing.T) {
 func TestKubeletNodesStopLeavesNothing(t *testing.T) {
 	skipUnlessKubeletNodes(t)
 	ctx := context.Background()
-	c, s := startWithPods(ctx, t)
+	c, s := startWithPods(ctx, t, "")
 	if err := c.Stop(); err != nil {
 		t.Errorf("Stop: %v", err)
 	}
 	checkNothingLeft(t, s)
 }
 
-const childEnv = "JOBCONFORM_TEARDOWN_CHILD"
+const (
+	childEnv    = "JOBCONFORM_TEARDOWN_CHILD"
+	childLogEnv = "JOBCONFORM_TEARDOWN_CHILD_LOGS"
+)
 
 // TestKubeletNodesSweptAfterSIGKILL: a harness SIGKILLed with pods running
 // takes its kubelets and containerds with it (PDEATHSIG), but containerd's
@@ -138,13 +145,14 @@ const childEnv = "JOBCONFORM_TEARDOWN_CHILD"
 // them away.
 func TestKubeletNodesSweptAfterSIGKILL(t *testing.T) {
 	if os.Getenv(childEnv) != "" {
-		_, s := startWithPods(context.Background(), t)
+		// Its logs go where the parent removes them: SIGKILLed, it cannot.
+		_, s := startWithPods(context.Background(), t, os.Getenv(childLogEnv))
 		json.NewEncoder(os.Stdout).Encode(s)
 		select {} // until SIGKILLed
 	}
 	skipUnlessKubeletNodes(t)
 	child := exec.Command(os.Args[0], "-test.run", "^TestKubeletNodesSweptAfterSIGKILL$", "-test.v")
-	child.Env = append(os.Environ(), childEnv+"=1")
+	child.Env = append(os.Environ(), childEnv+"=1", childLogEnv+"="+t.TempDir())
 	child.Stderr = os.Stderr
 	out, err := child.StdoutPipe()
 	if err != nil {
