@@ -45,6 +45,7 @@ const (
 	FaultDeadlineFromCreation  Fault = "deadline-from-creation"
 	FaultNoSuspendEvents       Fault = "no-suspend-events"
 	FaultCountSuspendedPods    Fault = "count-suspended-pods"
+	FaultActiveCountsDeleted   Fault = "active-counts-terminating"
 )
 
 // Catalog says what each fault breaks.
@@ -78,6 +79,7 @@ var Catalog = map[Fault]string{
 	FaultDeadlineFromCreation:  "counts activeDeadlineSeconds from the Job's creation, not from its (resumed) start",
 	FaultNoSuspendEvents:       "records no Suspended or Resumed event",
 	FaultCountSuspendedPods:    "counts the pods a suspension deletes as failures (and backs off after the resume)",
+	FaultActiveCountsDeleted:   "counts pods being deleted (not yet finished) in status.active",
 }
 
 // Faults lists the catalog's names, sorted.

@@ -122,6 +122,13 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 			suspendChanged = c.updateSuspended(st)
 		}
 	}
+	if c.opts.Faults.Has(FaultActiveCountsDeleted) {
+		for _, p := range pods {
+			if podTerminating(p) {
+				active++
+			}
+		}
+	}
 	needsFlush := suspendChanged || active != job.Status.Active || !ptr.Equal(ptr.To(st.ready), job.Status.Ready)
 	job.Status.Active = active
 	job.Status.Ready = ptr.To(st.ready)

@@ -161,6 +161,7 @@ var All = []Invariant{
 	ReplacementTiming,
 	BackoffRespected,
 	TerminatingSettles,
+	ActiveSettles,
 	FinalizerReleased,
 	ManagedBySilence,
 	DelegationRespected,

@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -243,6 +244,28 @@ func TestTerminatingSettles(t *testing.T) {
 	// Not settled yet (the recording ended 1s later): no verdict.
 	busy := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](0) })
 	expectOK(t, TerminatingSettles, Context{End: busy.now.Add(time.Second)}, busy)
+}
+
+func TestActiveSettles(t *testing.T) {
+	active := func(n int32) func(*batchv1.JobStatus) { return func(s *batchv1.JobStatus) { s.Active = n } }
+	// Two running, one of them then deleted and one finished: 2, then 0.
+	b := newBuilder().pod("a", running).pod("b", running).status(active(2))
+	b.wait(activeSettleWindow)
+	b.pod("a", deleting).pod("b", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }).status(active(0))
+	b.wait(activeSettleWindow)
+	expectOK(t, ActiveSettles, Context{End: b.now}, b)
+	// A controller that counts the terminating pod, or never lowers the count.
+	for _, n := range []int32{1, 2} {
+		wrong := newBuilder().pod("a", running).pod("b", running).status(active(2))
+		wrong.wait(activeSettleWindow)
+		wrong.pod("a", deleting).pod("b", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }).status(active(n))
+		wrong.wait(activeSettleWindow)
+		expectViolation(t, ActiveSettles, Context{End: wrong.now}, wrong, fmt.Sprintf("status.active=%d but 0 pods were active", n))
+		// Not settled, disturbed by a restart, or a Job nobody here manages: no verdict.
+		expectOK(t, ActiveSettles, Context{End: wrong.now.Add(-time.Second)}, wrong)
+		expectOK(t, ActiveSettles, Context{End: wrong.now, Restarts: []time.Time{wrong.now.Add(-activeSettleWindow - time.Second)}}, wrong)
+		expectOK(t, ActiveSettles, Context{End: wrong.now, ForeignManagedBy: true}, wrong)
+	}
 }
 
 func TestFinalizerReleased(t *testing.T) {

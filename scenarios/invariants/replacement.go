@@ -74,51 +74,83 @@ var TerminatingSettles = Invariant{
 	// Releases with it keep a stale count until a backoff ends (seen on v1.34.3).
 	KnownBugs: []string{bugs.StaleStatusDuringBackoff.ID},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
-		var out []Violation
-		unknown := unknownSpans(t)
-		end := recordingEnd(ctx, t)
-		type state struct {
-			e     timeline.Entry
-			count int32
-			job   *batchv1.Job
-		}
-		var states []state
-		replay(ctx, t, func(e timeline.Entry, _, after *world) {
-			if after.job == nil {
-				return
-			}
-			n := int32(0)
-			for _, p := range after.podsOf(after.job.UID) {
-				if p.DeletionTimestamp != nil && !podTerminal(p) {
-					n++
-				}
-			}
-			states = append(states, state{e, n, after.job})
-		})
-		// A state is settled if nothing (of any kind) changed for SettleWindow after it.
-		times := make([]time.Time, 0, len(t))
-		for _, e := range t {
-			times = append(times, e.Time)
-		}
-		sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
-		nextChange := func(after time.Time) time.Time {
-			i := sort.Search(len(times), func(i int) bool { return times[i].After(after) })
-			if i == len(times) {
-				return end
-			}
-			return times[i]
-		}
-		for i, s := range states {
-			if i+1 < len(states) && !states[i+1].e.Time.After(s.e.Time) {
-				continue // more changes at the same moment
-			}
-			if nextChange(s.e.Time).Sub(s.e.Time) < SettleWindow || s.job.Status.Terminating == nil || inUnknownRV(unknown, s.e.Revision()) || disturbed(ctx, s.e.Time) {
-				continue
-			}
-			if got := *s.job.Status.Terminating; got != s.count {
-				out = append(out, violation("terminating-settles", s.e, "status.terminating=%d but %d pods were terminating (settled for %s)", got, s.count, SettleWindow))
-			}
-		}
-		return out
+		return settledCount(ctx, t, SettleWindow, "terminating-settles", "terminating", func(s batchv1.JobStatus) *int32 { return s.Terminating },
+			func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil && !podTerminal(p) })
 	},
+}
+
+// activeSettleWindow is how quiet a timeline must stay before status.active
+// is held to the pods: twice SettleWindow, as every pod's end changes it (seen:
+// a reference controller on a saturated machine counting a succeeded pod
+// 5.7s after it ended).
+var activeSettleWindow = 2 * SettleWindow
+
+// ActiveSettles: once the cluster has been quiet for activeSettleWindow,
+// status.active equals the Job's pods that are neither terminal nor being
+// deleted (pkg/controller/job's FilterActivePods, v1.31.4 to v1.37.1).
+var ActiveSettles = Invariant{
+	Name:        "active-settles",
+	Description: "once the controller settles, status.active equals the observed pods that are neither finished nor terminating",
+	// Releases with it report active=0 while a backoff defers a replacement.
+	KnownBugs: []string{bugs.StaleStatusDuringBackoff.ID},
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if ctx.ForeignManagedBy {
+			return nil // nobody here owes this Job a status
+		}
+		return settledCount(ctx, t, activeSettleWindow, "active-settles", "active", func(s batchv1.JobStatus) *int32 { return &s.Active },
+			func(p *corev1.Pod) bool { return p.DeletionTimestamp == nil && !podTerminal(p) })
+	},
+}
+
+// settledCount compares a status counter (reported; nil: not written, no
+// verdict) with the Job's pods that counts in every settled state: one after
+// which nothing of any kind changed for SettleWindow, outside recording gaps,
+// unknown revisions and restarts.
+func settledCount(ctx Context, t timeline.Timeline, window time.Duration, name, field string, reported func(batchv1.JobStatus) *int32, counts func(*corev1.Pod) bool) []Violation {
+	var out []Violation
+	unknown := unknownSpans(t)
+	end := recordingEnd(ctx, t)
+	type state struct {
+		e     timeline.Entry
+		count int32
+		job   *batchv1.Job
+	}
+	var states []state
+	replay(ctx, t, func(e timeline.Entry, _, after *world) {
+		if after.job == nil {
+			return
+		}
+		n := int32(0)
+		for _, p := range after.podsOf(after.job.UID) {
+			if counts(p) {
+				n++
+			}
+		}
+		states = append(states, state{e, n, after.job})
+	})
+	times := make([]time.Time, 0, len(t))
+	for _, e := range t {
+		times = append(times, e.Time)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	nextChange := func(after time.Time) time.Time {
+		i := sort.Search(len(times), func(i int) bool { return times[i].After(after) })
+		if i == len(times) {
+			return end
+		}
+		return times[i]
+	}
+	for i, s := range states {
+		if i+1 < len(states) && !states[i+1].e.Time.After(s.e.Time) {
+			continue // more changes at the same moment
+		}
+		got := reported(s.job.Status)
+		if nextChange(s.e.Time).Sub(s.e.Time) < window || got == nil || inUnknownRV(unknown, s.e.Revision()) || disturbed(ctx, s.e.Time) {
+			continue
+		}
+		if *got != s.count {
+			out = append(out, violation(name, s.e, "status.%s=%d but %d pods were %s (settled for %s)", field, *got, s.count, field, window))
+		}
+	}
+	return out
 }

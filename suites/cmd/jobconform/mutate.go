@@ -52,6 +52,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultDeadlineFromCreation:  "deadline",
 	controller.FaultNoSuspendEvents:       "suspend",
 	controller.FaultCountSuspendedPods:    "suspend",
+	controller.FaultActiveCountsDeleted:   "podReplacementPolicy",
 }
 
 // mutant is one fault's outcome.
