@@ -12,9 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/gofrs/flock"
 	"golang.org/x/mod/modfile"
 )
 
@@ -233,31 +233,17 @@ func present(dir string, bins []Binary) bool {
 
 // lockFile takes an exclusive flock on path, telling the user when it has to wait.
 func lockFile(ctx context.Context, path string, progress io.Writer) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	l := flock.New(path)
+	ok, err := l.TryLock()
+	if err == nil && !ok {
+		fmt.Fprintf(progress, "waiting for another build holding %s\n", path)
+		_, err = l.TryLockContext(ctx, 500*time.Millisecond)
+	}
 	if err != nil {
+		_ = l.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	told := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		if !told {
-			fmt.Fprintf(progress, "waiting for another build holding %s\n", path)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	return func() { _ = l.Close() }, nil
 }
 
 // buildKubernetes builds commands (package → binary) of release v, as

@@ -3,12 +3,14 @@ package k8sbin
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -135,4 +137,29 @@ func TestProxyHint(t *testing.T) {
 	if h := proxyHint("undefined: foo"); h != "" {
 		t.Errorf("a compile error got a proxy hint: %q", h)
 	}
+}
+
+// A second builder waits for the first's lock, says so, and gives up with
+// its context; once the first lets go it gets the lock.
+func TestLockFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.lock")
+	unlock, err := lockFile(context.Background(), path, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	if _, err := lockFile(ctx, path, &said); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("lock held elsewhere: err %v, want the context's deadline", err)
+	}
+	if !strings.Contains(said.String(), "waiting for another build holding "+path) {
+		t.Errorf("progress %q does not say what it waits for", said.String())
+	}
+	unlock()
+	again, err := lockFile(context.Background(), path, io.Discard)
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	again()
 }

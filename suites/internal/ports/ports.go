@@ -12,7 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/gofrs/flock"
 
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 )
@@ -24,7 +25,7 @@ import (
 // when its process dies, so a killed harness leaves none behind.
 type Claim struct {
 	Ports []int
-	locks []*os.File
+	locks []*flock.Flock
 }
 
 // portSpan is how many ports below the ephemeral range the claims use.
@@ -41,18 +42,18 @@ func Take(n int) (*Claim, error) {
 	start := lo + rand.IntN(hi-lo)
 	for i := 0; i < hi-lo && len(c.Ports) < n; i++ {
 		port := lo + (start-lo+i)%(hi-lo)
-		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o644)
+		f := flock.New(filepath.Join(dir, strconv.Itoa(port)))
+		ok, err := f.TryLock()
 		if err != nil {
 			c.Release()
 			return nil, fmt.Errorf("claim a port: %w", err)
 		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			f.Close() // another cluster holds it
-			continue
+		if !ok {
+			continue // another cluster holds it
 		}
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			f.Close() // in use by something that does not claim ports
+			_ = f.Close() // in use by something that does not claim ports
 			continue
 		}
 		l.Close()
@@ -72,7 +73,7 @@ func (c *Claim) Release() {
 		return
 	}
 	for _, f := range c.locks {
-		f.Close()
+		_ = f.Close()
 	}
 	c.locks = nil
 }

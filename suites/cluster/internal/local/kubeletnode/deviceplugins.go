@@ -2,13 +2,13 @@ package kubeletnode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/gofrs/flock"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -30,22 +30,12 @@ func lockDevicePlugins(ctx context.Context) (unlock func(), err error) {
 		return nil, fmt.Errorf("kubelet device-plugin directory: %w", err)
 	}
 	// A dot file: the kubelets' clean-up removes only sockets.
-	f, err := os.OpenFile(filepath.Join(dir, ".jobconform-start.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
+	l := flock.New(filepath.Join(dir, ".jobconform-start.lock"), flock.SetPermissions(0o600))
+	if _, err := l.TryLockContext(ctx, 50*time.Millisecond); err != nil {
+		_ = l.Close()
 		return nil, fmt.Errorf("kubelet start lock: %w", err)
 	}
-	err = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return false, nil
-		}
-		return err == nil, err
-	})
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("kubelet start lock: %w", err)
-	}
-	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	return func() { _ = l.Close() }, nil
 }
 
 // socketID tells one device-plugin socket from the one before it: a kubelet
