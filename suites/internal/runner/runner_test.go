@@ -88,3 +88,15 @@ func TestDisruptionsSince(t *testing.T) {
 		t.Error("no Disruptions: want none")
 	}
 }
+
+// A restart counts from its start and from its end.
+func TestRestartBounds(t *testing.T) {
+	t0 := time.Now()
+	long := chaos.Record{Start: t0, Time: t0.Add(12 * time.Second)}
+	if got := restartBounds(long); !reflect.DeepEqual(got, []time.Time{t0, t0.Add(12 * time.Second)}) {
+		t.Errorf("restartBounds = %v, want its start and its end", got)
+	}
+	if got := restartBounds(chaos.Record{Start: t0}); !reflect.DeepEqual(got, []time.Time{t0}) {
+		t.Errorf("restartBounds of an action without an end = %v, want its start", got)
+	}
+}
