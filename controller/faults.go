@@ -16,70 +16,70 @@ type Fault string
 
 // The faults, each with the promise it breaks (Catalog).
 const (
-	FaultReplaceTerminating    Fault = "replace-terminating"
-	FaultEarlyTerminal         Fault = "early-terminal"
-	FaultStaleStartTime        Fault = "stale-start-time"
-	FaultBuiltInFinalizer      Fault = "builtin-finalizer"
-	FaultNoFinalizer           Fault = "no-finalizer"
-	FaultCompletionAtTarget    Fault = "completion-time-at-target"
-	FaultNoTerminalEvent       Fault = "no-terminal-event"
-	FaultDoubleTerminalEvent   Fault = "double-terminal-event"
-	FaultNoTerminatingCount    Fault = "no-terminating-count"
-	FaultReadyCountsTerminated Fault = "ready-counts-terminating"
-	FaultBackoffLimitOffByOne  Fault = "backoff-limit-off-by-one"
-	FaultCountIgnored          Fault = "count-ignored-failures"
-	FaultIgnoreFailJob         Fault = "ignore-failjob-rule"
-	FaultNoSuspendedCondition  Fault = "no-suspended-condition"
-	FaultNoDeadline            Fault = "no-deadline"
-	FaultIgnoreSuccessPolicy   Fault = "ignore-success-policy"
-	FaultGlobalBackoffPerIndex Fault = "global-backoff-per-index"
-	FaultNoFailedIndexes       Fault = "no-failed-indexes"
-	FaultWrongDeadlineReason   Fault = "wrong-deadline-reason"
-	FaultReadyNeverSet         Fault = "ready-never-set"
-	FaultKeepFinalizers        Fault = "keep-finalizers"
-	FaultNoResumeReplacement   Fault = "no-resume-replacement"
-	FaultConstantBackoff       Fault = "constant-backoff"
-	FaultNoBackoff             Fault = "no-backoff"
-	FaultUnfinalizeFirst       Fault = "unfinalize-before-record"
-	FaultFailedWithoutTarget   Fault = "failed-without-target"
-	FaultDeadlineFromCreation  Fault = "deadline-from-creation"
-	FaultNoSuspendEvents       Fault = "no-suspend-events"
-	FaultCountSuspendedPods    Fault = "count-suspended-pods"
-	FaultActiveCountsDeleted   Fault = "active-counts-terminating"
+	FaultReplaceTerminating      Fault = "replace-terminating"
+	FaultEarlyTerminal           Fault = "early-terminal"
+	FaultStaleStartTime          Fault = "stale-start-time"
+	FaultBuiltInFinalizer        Fault = "builtin-finalizer"
+	FaultNoFinalizer             Fault = "no-finalizer"
+	FaultCompletionAtTarget      Fault = "completion-time-at-target"
+	FaultNoTerminalEvent         Fault = "no-terminal-event"
+	FaultDoubleTerminalEvent     Fault = "double-terminal-event"
+	FaultNoTerminatingCount      Fault = "no-terminating-count"
+	FaultReadyCountsTerminated   Fault = "ready-counts-terminating"
+	FaultBackoffLimitOffByOne    Fault = "backoff-limit-off-by-one"
+	FaultCountIgnored            Fault = "count-ignored-failures"
+	FaultIgnoreFailJob           Fault = "ignore-failjob-rule"
+	FaultNoSuspendedCondition    Fault = "no-suspended-condition"
+	FaultNoDeadline              Fault = "no-deadline"
+	FaultIgnoreSuccessPolicy     Fault = "ignore-success-policy"
+	FaultGlobalBackoffPerIndex   Fault = "global-backoff-per-index"
+	FaultNoFailedIndexes         Fault = "no-failed-indexes"
+	FaultWrongDeadlineReason     Fault = "wrong-deadline-reason"
+	FaultReadyNeverSet           Fault = "ready-never-set"
+	FaultKeepFinalizers          Fault = "keep-finalizers"
+	FaultNoResumeReplacement     Fault = "no-resume-replacement"
+	FaultConstantBackoff         Fault = "constant-backoff"
+	FaultNoBackoff               Fault = "no-backoff"
+	FaultUnfinalizeFirst         Fault = "unfinalize-before-record"
+	FaultFailedWithoutTarget     Fault = "failed-without-target"
+	FaultDeadlineFromCreation    Fault = "deadline-from-creation"
+	FaultNoSuspendEvents         Fault = "no-suspend-events"
+	FaultCountSuspendedPods      Fault = "count-suspended-pods"
+	FaultActiveCountsTerminating Fault = "active-counts-terminating"
 )
 
 // Catalog says what each fault breaks.
 var Catalog = map[Fault]string{
-	FaultReplaceTerminating:    "creates replacements while pods still terminate, even under podReplacementPolicy Failed",
-	FaultEarlyTerminal:         "writes Failed/Complete as soon as every finished pod is counted, without waiting for terminating pods (reporting none)",
-	FaultStaleStartTime:        "keeps startTime across a suspension and a resume (neither clears nor resets it)",
-	FaultBuiltInFinalizer:      "tracks its pods with the built-in's reserved batch.kubernetes.io/job-tracking finalizer",
-	FaultNoFinalizer:           "creates pods without a tracking finalizer",
-	FaultCompletionAtTarget:    "sets completionTime to SuccessCriteriaMet's time instead of Complete's",
-	FaultNoTerminalEvent:       "records no event when the Job finishes",
-	FaultDoubleTerminalEvent:   "records the terminal event twice",
-	FaultNoTerminatingCount:    "reports status.terminating as 0 whatever terminates",
-	FaultReadyCountsTerminated: "counts ready pods that are terminating in status.ready",
-	FaultBackoffLimitOffByOne:  "fails the Job when failed reaches backoffLimit instead of exceeding it",
-	FaultCountIgnored:          "counts failures a podFailurePolicy Ignore rule matches",
-	FaultIgnoreFailJob:         "ignores podFailurePolicy FailJob rules (counts the failure instead)",
-	FaultNoSuspendedCondition:  "suspends (deletes the pods) without the Suspended condition",
-	FaultNoDeadline:            "never enforces activeDeadlineSeconds",
-	FaultIgnoreSuccessPolicy:   "ignores successPolicy (waits for every completion)",
-	FaultGlobalBackoffPerIndex: "applies backoffLimitPerIndex to the whole Job (fails it after that many failures in all)",
-	FaultNoFailedIndexes:       "never reports status.failedIndexes",
-	FaultWrongDeadlineReason:   "gives a passed deadline the reason BackoffLimitExceeded",
-	FaultReadyNeverSet:         "never writes status.ready",
-	FaultKeepFinalizers:        "keeps the tracking finalizer on pods the Job deletes when it finishes",
-	FaultNoResumeReplacement:   "does not create pods again after a resume",
-	FaultConstantBackoff:       "waits 10s before every replacement: the pod-failure backoff never doubles",
-	FaultNoBackoff:             "replaces failed pods at once, with no pod-failure backoff",
-	FaultUnfinalizeFirst:       "removes a finished pod's tracking finalizer before the status write that records it (a crash between the two loses the pod)",
-	FaultFailedWithoutTarget:   "skips the interim FailureTarget condition and writes Failed alone once the pods are gone",
-	FaultDeadlineFromCreation:  "counts activeDeadlineSeconds from the Job's creation, not from its (resumed) start",
-	FaultNoSuspendEvents:       "records no Suspended or Resumed event",
-	FaultCountSuspendedPods:    "counts the pods a suspension deletes as failures (and backs off after the resume)",
-	FaultActiveCountsDeleted:   "counts pods being deleted (not yet finished) in status.active",
+	FaultReplaceTerminating:      "creates replacements while pods still terminate, even under podReplacementPolicy Failed",
+	FaultEarlyTerminal:           "writes Failed/Complete as soon as every finished pod is counted, without waiting for terminating pods (reporting none)",
+	FaultStaleStartTime:          "keeps startTime across a suspension and a resume (neither clears nor resets it)",
+	FaultBuiltInFinalizer:        "tracks its pods with the built-in's reserved batch.kubernetes.io/job-tracking finalizer",
+	FaultNoFinalizer:             "creates pods without a tracking finalizer",
+	FaultCompletionAtTarget:      "sets completionTime to SuccessCriteriaMet's time instead of Complete's",
+	FaultNoTerminalEvent:         "records no event when the Job finishes",
+	FaultDoubleTerminalEvent:     "records the terminal event twice",
+	FaultNoTerminatingCount:      "reports status.terminating as 0 whatever terminates",
+	FaultReadyCountsTerminated:   "counts ready pods that are terminating in status.ready",
+	FaultBackoffLimitOffByOne:    "fails the Job when failed reaches backoffLimit instead of exceeding it",
+	FaultCountIgnored:            "counts failures a podFailurePolicy Ignore rule matches",
+	FaultIgnoreFailJob:           "ignores podFailurePolicy FailJob rules (counts the failure instead)",
+	FaultNoSuspendedCondition:    "suspends (deletes the pods) without the Suspended condition",
+	FaultNoDeadline:              "never enforces activeDeadlineSeconds",
+	FaultIgnoreSuccessPolicy:     "ignores successPolicy (waits for every completion)",
+	FaultGlobalBackoffPerIndex:   "applies backoffLimitPerIndex to the whole Job (fails it after that many failures in all)",
+	FaultNoFailedIndexes:         "never reports status.failedIndexes",
+	FaultWrongDeadlineReason:     "gives a passed deadline the reason BackoffLimitExceeded",
+	FaultReadyNeverSet:           "never writes status.ready",
+	FaultKeepFinalizers:          "keeps the tracking finalizer on pods the Job deletes when it finishes",
+	FaultNoResumeReplacement:     "does not create pods again after a resume",
+	FaultConstantBackoff:         "waits 10s before every replacement: the pod-failure backoff never doubles",
+	FaultNoBackoff:               "replaces failed pods at once, with no pod-failure backoff",
+	FaultUnfinalizeFirst:         "removes a finished pod's tracking finalizer before the status write that records it (a crash between the two loses the pod)",
+	FaultFailedWithoutTarget:     "skips the interim FailureTarget condition and writes Failed alone once the pods are gone",
+	FaultDeadlineFromCreation:    "counts activeDeadlineSeconds from the Job's creation, not from its (resumed) start",
+	FaultNoSuspendEvents:         "records no Suspended or Resumed event",
+	FaultCountSuspendedPods:      "counts the pods a suspension deletes as failures (and backs off after the resume)",
+	FaultActiveCountsTerminating: "counts pods being deleted (not yet finished) in status.active",
 }
 
 // Faults lists the catalog's names, sorted.

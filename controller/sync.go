@@ -122,7 +122,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 			suspendChanged = c.updateSuspended(st)
 		}
 	}
-	if c.opts.Faults.Has(FaultActiveCountsDeleted) {
+	if c.opts.Faults.Has(FaultActiveCountsTerminating) {
 		for _, p := range pods {
 			if podTerminating(p) {
 				active++

@@ -103,9 +103,9 @@ var ActiveSettles = Invariant{
 }
 
 // settledCount compares a status counter (reported; nil: not written, no
-// verdict) with the Job's pods that counts in every settled state: one after
-// which nothing of any kind changed for SettleWindow, outside recording gaps,
-// unknown revisions and restarts.
+// verdict) with the number of the Job's pods counts accepts, in every settled
+// state: one after which nothing of any kind changed for window, outside
+// recording gaps, unknown revisions and restarts.
 func settledCount(ctx Context, t timeline.Timeline, window time.Duration, name, field string, reported func(batchv1.JobStatus) *int32, counts func(*corev1.Pod) bool) []Violation {
 	var out []Violation
 	unknown := unknownSpans(t)
