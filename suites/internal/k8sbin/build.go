@@ -11,11 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gofrs/flock"
 	"golang.org/x/mod/modfile"
+	"golang.org/x/sync/errgroup"
 )
 
 // Binary names one executable of a cluster.
@@ -54,6 +56,8 @@ type Builder struct {
 	Progress io.Writer
 	// Heartbeat is how often a running build reports; default 20s.
 	Heartbeat time.Duration
+
+	mu sync.Mutex // one progress line at a time: builds run side by side
 }
 
 // DefaultCacheDir is where binaries live unless CacheEnv says otherwise. It is
@@ -69,11 +73,17 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(d, "jobconform"), nil
 }
 
-func (b *Builder) progress() io.Writer {
-	if b.Progress == nil {
-		return os.Stderr
+func (b *Builder) progress() io.Writer { return lockedWriter{b} }
+
+type lockedWriter struct{ b *Builder }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.b.mu.Lock()
+	defer w.b.mu.Unlock()
+	if w.b.Progress == nil {
+		return os.Stderr.Write(p)
 	}
-	return b.Progress
+	return w.b.Progress.Write(p)
 }
 
 func (b *Builder) cacheDir() (string, error) {
@@ -100,14 +110,39 @@ func (b *Builder) Ensure(ctx context.Context, v string) (*Set, error) {
 	}
 	set := &Set{Version: v, paths: map[Binary]string{}}
 
+	// kwok needs nothing of the release, so a cold kwok build (minutes) runs
+	// beside the release's, using the cores while that one waits on the
+	// module proxy or links.
+	wdir := filepath.Join(root, "kwok", KwokVersion)
+	set.paths[Kwok] = filepath.Join(wdir, string(Kwok))
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return b.ensure(gctx, wdir, []Binary{Kwok}, func(tmp string) error {
+			return b.buildModule(gctx, tmp, "kwok "+KwokVersion, "sigs.k8s.io/kwok", KwokVersion, nil,
+				map[string]Binary{"sigs.k8s.io/kwok/cmd/kwok": Kwok},
+				"-X sigs.k8s.io/kwok/pkg/consts.Version="+strings.TrimPrefix(KwokVersion, "v"))
+		})
+	})
+	g.Go(func() error { return b.ensureRelease(gctx, root, set) })
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// ensureRelease builds the control plane of set.Version, then the etcd its
+// go.mod names, into set.
+func (b *Builder) ensureRelease(ctx context.Context, root string, set *Set) error {
+	v := set.Version
 	kdir := filepath.Join(root, "kubernetes", v)
 	// No kubectl: nothing the harness runs needs it (the harness uses client-go),
 	// and it costs minutes of a cold start.
 	k8sBins := []Binary{APIServer, ControllerManager, Scheduler}
+	paths := map[Binary]string{}
 	for _, bin := range k8sBins {
-		set.paths[bin] = filepath.Join(kdir, string(bin))
+		paths[bin] = filepath.Join(kdir, string(bin))
 	}
-	err = b.ensure(ctx, kdir, k8sBins, func(tmp string) error {
+	err := b.ensure(ctx, kdir, k8sBins, func(tmp string) error {
 		return b.buildKubernetes(ctx, v, tmp, map[string]Binary{
 			"k8s.io/kubernetes/cmd/kube-apiserver":          APIServer,
 			"k8s.io/kubernetes/cmd/kube-controller-manager": ControllerManager,
@@ -115,35 +150,30 @@ func (b *Builder) Ensure(ctx context.Context, v string) (*Set, error) {
 		})
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 
 	etcdVersion, err := os.ReadFile(filepath.Join(kdir, "etcd-version"))
 	if err != nil {
-		return nil, fmt.Errorf("cache entry %s lacks etcd-version (%v): delete that directory to rebuild it", kdir, err)
+		return fmt.Errorf("cache entry %s lacks etcd-version (%v): delete that directory to rebuild it", kdir, err)
 	}
-	set.EtcdVersion = strings.TrimSpace(string(etcdVersion))
-	edir := filepath.Join(root, "etcd", set.EtcdVersion)
-	set.paths[Etcd] = filepath.Join(edir, string(Etcd))
+	ev := strings.TrimSpace(string(etcdVersion))
+	edir := filepath.Join(root, "etcd", ev)
+	paths[Etcd] = filepath.Join(edir, string(Etcd))
 	err = b.ensure(ctx, edir, []Binary{Etcd}, func(tmp string) error {
-		return b.buildModule(ctx, tmp, "etcd "+set.EtcdVersion, "go.etcd.io/etcd/server/v3", set.EtcdVersion, nil,
+		return b.buildModule(ctx, tmp, "etcd "+ev, "go.etcd.io/etcd/server/v3", ev, nil,
 			map[string]Binary{"go.etcd.io/etcd/server/v3": Etcd}, "")
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-
-	wdir := filepath.Join(root, "kwok", KwokVersion)
-	set.paths[Kwok] = filepath.Join(wdir, string(Kwok))
-	err = b.ensure(ctx, wdir, []Binary{Kwok}, func(tmp string) error {
-		return b.buildModule(ctx, tmp, "kwok "+KwokVersion, "sigs.k8s.io/kwok", KwokVersion, nil,
-			map[string]Binary{"sigs.k8s.io/kwok/cmd/kwok": Kwok},
-			"-X sigs.k8s.io/kwok/pkg/consts.Version="+strings.TrimPrefix(KwokVersion, "v"))
-	})
-	if err != nil {
-		return nil, err
+	// The only writes to set while the kwok build runs: that one wrote its
+	// path before either started.
+	set.EtcdVersion = ev
+	for bin, p := range paths {
+		set.paths[bin] = p
 	}
-	return set, nil
+	return nil
 }
 
 // EnsureKubelet returns the kubelet of release v, building it (into the same

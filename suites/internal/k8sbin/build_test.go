@@ -163,3 +163,54 @@ func TestLockFile(t *testing.T) {
 	}
 	again()
 }
+
+// TestEnsureCached: with every binary cached, Ensure builds nothing (the
+// release and kwok are looked up side by side) and returns each one's path
+// and the etcd version the release's build recorded.
+func TestEnsureCached(t *testing.T) {
+	b := &Builder{CacheDir: t.TempDir(), Progress: &testWriter{t}}
+	kdir := filepath.Join(b.CacheDir, "kubernetes", "v1.37.1")
+	for dir, bins := range map[string][]Binary{
+		kdir: {APIServer, ControllerManager, Scheduler},
+		filepath.Join(b.CacheDir, "etcd", "v3.7.0"):    {Etcd},
+		filepath.Join(b.CacheDir, "kwok", KwokVersion): {Kwok},
+	} {
+		tmp := t.TempDir()
+		if err := fakeBuild(bins...)(tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(tmp, "out"), dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(kdir, "etcd-version"), []byte("v3.7.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := b.Ensure(context.Background(), "v1.37.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.EtcdVersion != "v3.7.0" {
+		t.Errorf("EtcdVersion = %q, want v3.7.0", set.EtcdVersion)
+	}
+	for bin, want := range map[Binary]string{
+		APIServer: filepath.Join(kdir, "kube-apiserver"),
+		Scheduler: filepath.Join(kdir, "kube-scheduler"),
+		Etcd:      filepath.Join(b.CacheDir, "etcd", "v3.7.0", "etcd"),
+		Kwok:      filepath.Join(b.CacheDir, "kwok", KwokVersion, "kwok"),
+	} {
+		if got := set.Path(bin); got != want {
+			t.Errorf("Path(%s) = %s, want %s", bin, got, want)
+		}
+	}
+	// A cache entry without its etcd version is reported, not guessed.
+	if err := os.Remove(filepath.Join(kdir, "etcd-version")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Ensure(context.Background(), "v1.37.1"); err == nil || !strings.Contains(err.Error(), "lacks etcd-version") {
+		t.Errorf("err = %v, want the missing etcd-version named", err)
+	}
+}
