@@ -40,3 +40,24 @@ func TestLinesRoundTrip(t *testing.T) {
 		t.Fatal("accessors")
 	}
 }
+
+// TestLinesKeepWritersNotFieldSets: a written-out object keeps who wrote it
+// (what delegation-respected reads back) without the field sets, and the
+// recorded object itself is left whole.
+func TestLinesKeepWritersNotFieldSets(t *testing.T) {
+	fields := []metav1.ManagedFieldsEntry{{
+		Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:active":{}}}`)},
+	}}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "job", ManagedFields: fields}}
+	s, err := Timeline{{Kind: "Job", Name: "job", Object: job}}.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(s, "f:active") || !strings.Contains(s, `"manager":"kube-controller-manager"`) || !strings.Contains(s, `"subresource":"status"`) {
+		t.Fatalf("written: %s", s)
+	}
+	if job.ManagedFields[0].FieldsV1 == nil {
+		t.Fatal("the recorded object lost its field sets")
+	}
+}

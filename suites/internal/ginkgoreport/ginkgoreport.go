@@ -45,17 +45,25 @@ func ResultOf(r *runner.Result, features []string) reports.Result {
 // (never shown on the terminal), and on failure the timeline as text.
 func Attach(r *runner.Result, features []string) {
 	res, _ := json.Marshal(ResultOf(r, features))
-	ginkgo.AddReportEntry(reports.EntryResult, string(res), ginkgo.ReportEntryVisibilityNever)
+	ginkgo.AddReportEntry(reports.EntryResult, data(res), ginkgo.ReportEntryVisibilityNever)
 	lines, err := r.Timeline.Lines()
 	if err != nil {
 		lines = ""
 		ginkgo.AddReportEntry("timeline not recorded", err.Error())
 	}
-	ginkgo.AddReportEntry(reports.EntryTimeline, lines, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.AddReportEntry(reports.EntryTimeline, data(lines), ginkgo.ReportEntryVisibilityNever)
 	if len(r.Failures()) > 0 {
 		ginkgo.AddReportEntry("timeline", TimelineText(r), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 	}
 }
+
+// data is a report entry's value for programs: Ginkgo keeps a value twice,
+// as JSON (AsJSON, what runOf reads) and as text (Representation, for
+// people); for these the text is only their size, which halves a report (a
+// timeline is most of it).
+type data string
+
+func (d data) String() string { return fmt.Sprintf("(%d bytes of JSON: see AsJSON)", len(d)) }
 
 // TimelineText is the Job's and pods' changes, a line each, for a failure report.
 func TimelineText(r *runner.Result) string {
