@@ -11,7 +11,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -215,10 +217,21 @@ func PrintVerdicts(w io.Writer, title string, report types.Report) {
 
 // failureWhy is a failure message on one line: its first line and, when
 // Gomega reports an unexpected error under a description, the error's own
-// first line too (the description alone rarely says what went wrong).
+// first line too (the description alone rarely says what went wrong). When
+// the spec failed on its list of failures (a scenario's broken steps and
+// invariants, each naming a known upstream bug where there is one), the
+// first of them instead, and how many more: the spec's name already says
+// which scenario it was.
 func failureWhy(msg string) string {
 	lines := strings.Split(strings.TrimSpace(msg), "\n")
 	why := lines[0]
+	if first, n, ok := firstFailure(lines); ok {
+		why = first
+		if n > 1 {
+			why = fmt.Sprintf("%s (and %d more)", clip(why, 300), n-1)
+		}
+		return clip(why, 400)
+	}
 	for i, l := range lines {
 		if strings.TrimSpace(l) != "Unexpected error:" || i == 0 {
 			continue
@@ -232,9 +245,41 @@ func failureWhy(msg string) string {
 		}
 		break
 	}
-	const max = 400
-	if r := []rune(why); len(r) > max {
-		why = string(r[:max]) + "…"
+	return clip(why, 400)
+}
+
+func clip(s string, max int) string {
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
 	}
-	return why
+	return s
+}
+
+// failuresList matches Gomega's rendering of a []string it expected to be
+// empty: "<[]string | len:3, cap:4>: [", then one quoted element a line, or
+// a short list on the same line.
+var failuresList = regexp.MustCompile(`^<\[\]string \| len:(\d+), cap:\d+>: \[(.*)$`)
+
+// firstFailure is the first element of the []string Gomega rendered in
+// lines, and the list's length.
+func firstFailure(lines []string) (string, int, bool) {
+	for i, l := range lines {
+		m := failuresList.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		rest := strings.TrimSpace(m[2])
+		if rest == "" && i+1 < len(lines) {
+			rest = strings.TrimSpace(lines[i+1])
+		}
+		if q, err := strconv.QuotedPrefix(rest); err == nil {
+			u, _ := strconv.Unquote(q)
+			return u, n, true
+		}
+		// Cut short by Gomega (format.MaxLength): keep what is there.
+		rest = strings.TrimPrefix(rest, `"`)
+		return rest, n, rest != ""
+	}
+	return "", 0, false
 }

@@ -63,4 +63,21 @@ func TestFailureWhy(t *testing.T) {
 	if got := failureWhy("Expected\n    <int>: 1\nto equal\n    <int>: 2"); got != "Expected" {
 		t.Errorf("other failure: %q", got)
 	}
+
+	// A scenario's failures, as the suites expect them: the first one, and
+	// how many more (the spec's name already says which scenario).
+	failures := []string{
+		`invariant ready-not-above-active at 05:01:41.771 (seq 17, rv 690): ready=1 > active=0 — known upstream bug of Kubernetes v1.31.4 (kubernetes/kubernetes#139428, "quoted")`,
+		"invariant ready-not-above-active at 05:01:41.787 (seq 19, rv 692): ready=1 > active=0",
+		"step 3: timed out",
+	}
+	g.Expect(failures).To(gomega.BeEmpty(), "builtin on Kubernetes v1.31.4: a long description of the scenario")
+	want := failures[0] + " (and 2 more)"
+	if got := failureWhy(msg); got != want {
+		t.Errorf("failures:\n got %q\nwant %q\nfrom %q", got, want, msg)
+	}
+	g.Expect(failures[2:]).To(gomega.BeEmpty(), "builtin on Kubernetes v1.31.4: a long description of the scenario")
+	if got := failureWhy(msg); got != "step 3: timed out" {
+		t.Errorf("one failure: got %q from %q", got, msg)
+	}
 }
