@@ -46,6 +46,8 @@ var (
 		ID: "kubernetes/kubernetes#134521",
 		// Read in each release's pkg/registry/batch/job (isJobResuming) and run
 		// on v1.32.5, v1.33.4, v1.34.1 (affected) and v1.33.13, v1.34.4 (fixed).
+		// Since the awaits ignore the status from before the act, the resume's
+		// await fails first there (the Job stays suspended; seen on v1.32.5).
 		Releases: ">=1.32.0 <1.32.10 || >=1.33.0 <1.33.6 || >=1.34.0 <1.34.2",
 		What: "on resume the controller resets status.startTime with Suspended=False, and the apiserver rejects the write " +
 			"(\"startTime cannot be removed for unsuspended job\") because spec.suspend is already false: the Job stays " +
