@@ -17,7 +17,6 @@ import (
 
 	"github.com/gofrs/flock"
 	"golang.org/x/mod/modfile"
-	"golang.org/x/sync/errgroup"
 )
 
 // Binary names one executable of a cluster.
@@ -112,19 +111,24 @@ func (b *Builder) Ensure(ctx context.Context, v string) (*Set, error) {
 
 	// kwok needs nothing of the release, so a cold kwok build (minutes) runs
 	// beside the release's, using the cores while that one waits on the
-	// module proxy or links.
+	// module proxy or links. Neither cancels the other: a failed kwok build
+	// must not throw away minutes of the release's, which stays cached.
 	wdir := filepath.Join(root, "kwok", KwokVersion)
 	set.paths[Kwok] = filepath.Join(wdir, string(Kwok))
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return b.ensure(gctx, wdir, []Binary{Kwok}, func(tmp string) error {
-			return b.buildModule(gctx, tmp, "kwok "+KwokVersion, "sigs.k8s.io/kwok", KwokVersion, nil,
+	var kwokErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		kwokErr = b.ensure(ctx, wdir, []Binary{Kwok}, func(tmp string) error {
+			return b.buildModule(ctx, tmp, "kwok "+KwokVersion, "sigs.k8s.io/kwok", KwokVersion, nil,
 				map[string]Binary{"sigs.k8s.io/kwok/cmd/kwok": Kwok},
 				"-X sigs.k8s.io/kwok/pkg/consts.Version="+strings.TrimPrefix(KwokVersion, "v"))
 		})
-	})
-	g.Go(func() error { return b.ensureRelease(gctx, root, set) })
-	if err := g.Wait(); err != nil {
+	}()
+	releaseErr := b.ensureRelease(ctx, root, set)
+	wg.Wait()
+	if err := errors.Join(releaseErr, kwokErr); err != nil {
 		return nil, err
 	}
 	return set, nil
