@@ -103,7 +103,12 @@ func (r *Reference) Start(ctx context.Context) error {
 		if err := os.MkdirAll(r.LogDir, 0o755); err != nil {
 			return err
 		}
+		env, err := process.ComponentEnv() // as the built-in controller's controller-manager
+		if err != nil {
+			return err
+		}
 		r.proc = process.New(r.logName(), r.LogPath())
+		r.proc.SetEnv(env...)
 	}
 	if r.claim == nil { // kept across restarts: the port stays the controller's
 		claim, err := ports.Take(1)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +28,7 @@ type Process struct {
 	mu      sync.Mutex
 	path    string
 	args    []string
+	env     []string // added to the harness's environment
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the current run ends
 	waitErr error
@@ -40,6 +42,14 @@ func (p *Process) SetCommand(path string, args ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.path, p.args = path, append([]string(nil), args...)
+}
+
+// SetEnv sets variables (NAME=value) that the next runs get on top of the
+// harness's own environment.
+func (p *Process) SetEnv(env ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.env = append([]string(nil), env...)
 }
 
 // Args returns the arguments of the current (or next) run.
@@ -85,8 +95,11 @@ func (p *Process) Start() error {
 	if err != nil {
 		return fmt.Errorf("%s log: %w", p.Name, err)
 	}
-	fmt.Fprintf(logf, "=== jobconform: start %s at %s: %s %s\n", p.Name, time.Now().Format(time.RFC3339Nano), p.path, strings.Join(p.args, " "))
+	fmt.Fprintf(logf, "=== jobconform: start %s at %s: %s\n", p.Name, time.Now().Format(time.RFC3339Nano), strings.Join(append(append(append([]string(nil), p.env...), p.path), p.args...), " "))
 	cmd := exec.Command(p.path, p.args...)
+	if len(p.env) > 0 {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -230,4 +243,29 @@ func (p *Process) CPU() time.Duration {
 		return 0
 	}
 	return time.Duration(st.CPUTime() * float64(time.Second))
+}
+
+// EnvGoMaxProcs sets GOMAXPROCS for the Go components the harness runs:
+// "" means 1, "0" leaves the Go runtime's default (one per core).
+const EnvGoMaxProcs = "JOBCONFORM_COMPONENT_GOMAXPROCS"
+
+// ComponentEnv is the environment that the harness's Go components (etcd,
+// the control plane, kwok, the reference controller) run with on top of its
+// own: one P each unless EnvGoMaxProcs says otherwise. A run keeps a dozen
+// clusters side by side on a few cores, each component's share is a fraction
+// of a core, and a runtime with a P per core spends the difference spinning
+// for work and in parallel GC (make bench, 2 cores: a cluster's start took
+// 17–43% less CPU, the conformance catalog 14% less).
+func ComponentEnv() ([]string, error) {
+	v := os.Getenv(EnvGoMaxProcs)
+	switch n, err := strconv.Atoi(v); {
+	case v == "":
+		return []string{"GOMAXPROCS=1"}, nil
+	case err != nil || n < 0:
+		return nil, fmt.Errorf("%s=%q: want a whole number of Ps for each component (0: the Go runtime's default, one per core)", EnvGoMaxProcs, v)
+	case n == 0:
+		return nil, nil
+	default:
+		return []string{"GOMAXPROCS=" + v}, nil
+	}
 }

@@ -156,6 +156,7 @@ type Cluster struct {
 	stateDir string // removed by Stop: certificates, etcd data, kubeconfigs
 	kwokPath string
 	pki      pki
+	env      []string // every component's and kwok's (process.ComponentEnv)
 	ports    map[Component]int
 	peerPort int
 
@@ -193,6 +194,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	env, err := process.ComponentEnv()
+	if err != nil {
+		return nil, err
+	}
 	bins, err := cfg.Builder.Ensure(ctx, cfg.Version)
 	if err != nil {
 		return nil, err
@@ -222,6 +227,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		stateDir: stateDir,
 		kwokPath: bins.Path(k8sbin.Kwok),
 		pki:      pki{dir: filepath.Join(stateDir, "pki")},
+		env:      env,
 
 		kubeletPath: kubeletPath,
 		procs:       map[Component]*process.Process{},
@@ -230,6 +236,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	for _, comp := range Components {
 		c.state[comp] = &componentState{bins: bins}
 		c.procs[comp] = process.New(string(comp), filepath.Join(cfg.LogDir, string(comp)+".log"))
+		c.procs[comp].SetEnv(env...)
 	}
 	if err := c.bringUp(ctx); err != nil {
 		c.Stop()
@@ -324,7 +331,9 @@ func (c *Cluster) bringUp(ctx context.Context) error {
 			return err
 		}
 		for g := 0; g < c.cfg.NodeGroups; g++ {
-			c.groups = append(c.groups, process.New(fmt.Sprintf("kwok-%s", groupName(g)), filepath.Join(c.cfg.LogDir, fmt.Sprintf("kwok-%s.log", groupName(g)))))
+			p := process.New(fmt.Sprintf("kwok-%s", groupName(g)), filepath.Join(c.cfg.LogDir, fmt.Sprintf("kwok-%s.log", groupName(g))))
+			p.SetEnv(c.env...)
+			c.groups = append(c.groups, p)
 		}
 		for g := range c.groups {
 			go func() {
