@@ -54,10 +54,11 @@ procs-for = $(if $(filter kubelet,$(2)),$(KUBELET_PROCS),$(if $(filter ./suites/
 # ginkgo-suites VERSION CONTROLLERS OUTDIR [SUITES] [NODES]: the suites (each on its own
 # local cluster), reports in OUTDIR. --randomize-all lets the specs' priorities (longest
 # first, suites/internal/harness/durations.json) order every spec.
+# The suites run from test binaries built beforehand (build-bins), not from their packages.
 define ginkgo-suites
 JOBCONFORM_NODES=$(or $(5),$(NODES)) JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONTROLLERS=$(2) $(GINKGO) -p \
   --procs=$(call procs-for,$(or $(4),$(SUITES)),$(or $(5),$(NODES))) --randomize-all --keep-going --no-color --timeout=90m \
-  --output-dir=$(3) --junit-report=junit.xml --json-report=report.json $(SUITE_FLAGS) $(or $(4),$(SUITES))
+  --output-dir=$(3) --junit-report=junit.xml --json-report=report.json $(SUITE_FLAGS) $(call suite-bins,$(or $(4),$(SUITES)))
 endef
 
 ## run: the main job — the conformance, chaos and drill suites on local clusters: built-in and
@@ -66,7 +67,7 @@ endef
 CONTROLLERS ?= $(or $(JOBCONFORM_CONTROLLERS),builtin$(comma)reference)
 run:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) $(if $(RUN_ALSO),--k8s-version $(RUN_ALSO)) $(if $(filter kubelet,$(NODES)),--kubelet)
-	@$(call run-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS),$(RUN_ALSO))
+	@$(call build-bins,$(SUITES)) $(call run-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS),$(RUN_ALSO))
 
 # run-suites VERSION CONTROLLERS OUTDIR [ALSO]: each of SUITES at VERSION (reports in
 # OUTDIR/VERSION-SUITE), the built-in at ALSO (OUTDIR/ALSO-SUITE), then report.html and
@@ -77,15 +78,23 @@ run:
 suite-run = mkdir -p $(3)/$(1)-$(notdir $(4)); reports="$$reports $(3)/$(1)-$(notdir $(4))/report.json"; \
   $(call ginkgo-suites,$(1),$(2),$(3)/$(1)-$(notdir $(4)),$(4)) || status=1;
 in-suites = $(filter $(1),$(SUITES))
-# The reference controller, built once for all the suites of a run (each suite would
-# otherwise link its own: about 7 CPU-seconds each). JOBCONFORM_REFERENCE_BINARY set
-# by the caller wins.
-REFERENCE_BIN := $(abspath $(ARTIFACTS))/.bin/reference-controller
-build-reference = $(if $(JOBCONFORM_REFERENCE_BINARY),,echo "building the reference controller ($(REFERENCE_BIN))"; \
-  $(GO) build -o $(REFERENCE_BIN) ./controller/cmd/reference-controller || exit 1; \
-  export JOBCONFORM_REFERENCE_BINARY=$(REFERENCE_BIN);)
+# The suites' test binaries and the reference controller, linked once for all the suite runs
+# of a target, side by side. Go caches compiled packages, not linked test binaries: Ginkgo
+# given a package links its test binary again for every run (make run ran five, about 7
+# CPU-seconds each, each on its stream's critical path), and each suite linked its own
+# reference controller. Ginkgo runs a prebuilt NAME.test as it runs the package; -s -w as
+# Ginkgo links (a third less linking). JOBCONFORM_REFERENCE_BINARY set by the caller wins.
+BIN           := $(abspath $(ARTIFACTS))/.bin
+REFERENCE_BIN := $(BIN)/reference-controller
+suite-bins     = $(foreach s,$(1),$(BIN)/$(notdir $(s)).test)
+# build-bins SUITES: the test binaries of SUITES, and the reference controller.
+build-bins = echo "building the test binaries of $(notdir $(1))$(if $(JOBCONFORM_REFERENCE_BINARY),, and the reference controller) in $(BIN)"; \
+  mkdir -p $(BIN); \
+  $(if $(JOBCONFORM_REFERENCE_BINARY),,$(GO) build -o $(REFERENCE_BIN) ./controller/cmd/reference-controller & ref=$$!;) \
+  $(GO) test -c -ldflags='-s -w' -o $(BIN)/ $(1) || exit 1; \
+  $(if $(JOBCONFORM_REFERENCE_BINARY),,wait $$ref || exit 1; export JOBCONFORM_REFERENCE_BINARY=$(REFERENCE_BIN);)
 define run-suites
-status=0; reports=; beside=; $(build-reference) \
+status=0; reports=; beside=; \
 $(if $(call in-suites,./suites/drill)$(if $(4),$(call in-suites,./suites/chaos)), \
   echo "running beside the other suites:$(if $(call in-suites,./suites/drill), the drill suite at $(1))$(if $(4),$(if $(call in-suites,./suites/chaos), then the chaos suite at $(4))); output in $(3)/beside.log"; \
   mkdir -p $(3); { status=0; \
@@ -112,7 +121,7 @@ endef
 ## as make run runs them, and the conformance suite again on kubelet nodes; the fidelity
 ## table compares the two
 test: verify binaries
-	@status=0; t=$(ARTIFACTS)/test; \
+	@$(call build-bins,$(sort $(SUITES) ./suites/conformance)) status=0; t=$(ARTIFACTS)/test; \
 	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m \
 	  $$($(GO) list ./... | grep -vE '/suites/(conformance|chaos|drill)$$') || status=1; \
 	( $(call run-suites,$(K8S_VERSION),builtin$(comma)reference,$$t) ) || status=1; \
@@ -140,13 +149,13 @@ times=; for i in $$(seq $(BENCH_RUNS)); do \
   t=$$(awk "BEGIN {printf \"%.0f\", $$(date +%s.%N) - $$start}"); times="$$times $$t"; \
   echo "  $(notdir $(1)) run $$i: $${t}s wall; $$(grep -hoE '^Ran [0-9]+ of [0-9]+ Specs in [0-9.]+ seconds' $$out/run.log) ($$(grep -hoE '^(SUCCESS|FAIL)!' $$out/run.log)); log $$out/run.log"; \
 done; \
-echo "$(notdir $(1)) suite, built-in and reference, Kubernetes $(K8S_VERSION), $(call procs-for,$(1)) processes: median $$(echo $$times | tr ' ' '\n' | sort -n | awk '{a[NR]=$$1} END {print a[int((NR+1)/2)]}')s wall of $(BENCH_RUNS) runs (compilation and set-up included)";
+echo "$(notdir $(1)) suite, built-in and reference, Kubernetes $(K8S_VERSION), $(call procs-for,$(1)) processes: median $$(echo $$times | tr ' ' '\n' | sort -n | awk '{a[NR]=$$1} END {print a[int((NR+1)/2)]}')s wall of $(BENCH_RUNS) runs (set-up included; the test binaries are built beforehand)";
 endef
 
 bench:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION)
 	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test -run '^$$' -bench StartToReady -benchtime 7x -count=1 ./suites/cluster/internal/local/
-	@status=0; $(build-reference) $(call bench-suite,./suites/conformance) $(call bench-suite,./suites/chaos) exit $$status
+	@$(call build-bins,./suites/conformance ./suites/chaos) status=0; $(call bench-suite,./suites/conformance) $(call bench-suite,./suites/chaos) exit $$status
 
 ## mutate: the conformance scenarios against the reference controller broken by each fault
 ## of controller/faults.go (FAULTS=a,b for some); prints the mutation score, writes
@@ -188,7 +197,7 @@ matrix:
 fidelity:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) --kubelet
 	@mkdir -p $(ARTIFACTS)/fidelity/kwok $(ARTIFACTS)/fidelity/kubelet
-	@status=0; \
+	@$(call build-bins,./suites/conformance) status=0; \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin,$(ARTIFACTS)/fidelity/kwok,./suites/conformance,kwok) || status=1; \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin,$(ARTIFACTS)/fidelity/kubelet,./suites/conformance,kubelet) || status=1; \
 	$(JOBCONFORM) fidelity --kwok $(ARTIFACTS)/fidelity/kwok/report.json --kubelet $(ARTIFACTS)/fidelity/kubelet/report.json \
@@ -204,7 +213,7 @@ DRILLS ?=
 UNSUPPORTED_SKEW ?=
 drill:
 	@mkdir -p $(ARTIFACTS)/drill
-	@status=0; \
+	@$(call build-bins,./suites/drill) status=0; \
 	JOBCONFORM_DRILL_PATH=$(DRILL) JOBCONFORM_DRILLS=$(DRILLS) JOBCONFORM_UNSUPPORTED_SKEW=$(UNSUPPORTED_SKEW) \
 	  $(call ginkgo-suites,$(K8S_VERSION),$(CONTROLLERS),$(ARTIFACTS)/drill,./suites/drill) || status=1; \
 	$(JOBCONFORM) report --out $(ARTIFACTS)/drill $(ARTIFACTS)/drill/report.json || status=1; \

@@ -152,3 +152,55 @@ func TestCPU(t *testing.T) {
 		t.Errorf("CPU of an ended process: %s, want 0", d)
 	}
 }
+
+func TestComponentEnv(t *testing.T) {
+	for _, c := range []struct {
+		val     string
+		want    []string
+		wantErr bool
+	}{
+		{"", []string{"GOMAXPROCS=1"}, false},
+		{"0", nil, false},
+		{"3", []string{"GOMAXPROCS=3"}, false},
+		{"-1", nil, true},
+		{"two", nil, true},
+	} {
+		t.Setenv(EnvGoMaxProcs, c.val)
+		got, err := ComponentEnv()
+		if (err != nil) != c.wantErr {
+			t.Errorf("%s=%q: error %v, want error %v", EnvGoMaxProcs, c.val, err, c.wantErr)
+			continue
+		}
+		if err != nil && !strings.Contains(err.Error(), EnvGoMaxProcs) {
+			t.Errorf("%s=%q: error %q does not name the variable to fix", EnvGoMaxProcs, c.val, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s=%q: env %q, want %q", EnvGoMaxProcs, c.val, got, c.want)
+		}
+	}
+}
+
+// SetEnv's variables reach the process on top of the harness's own.
+func TestSetEnv(t *testing.T) {
+	t.Setenv("JOBCONFORM_TEST_INHERITED", "kept")
+	out := filepath.Join(t.TempDir(), "env")
+	p := New("env", filepath.Join(t.TempDir(), "env.log"))
+	p.SetCommand("/bin/sh", "-c", "echo $GOMAXPROCS $JOBCONFORM_TEST_INHERITED > "+out)
+	p.SetEnv("GOMAXPROCS=1")
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		b, err := os.ReadFile(out)
+		got = b
+		return err == nil && strings.HasSuffix(string(b), "\n"), nil
+	})
+	_ = p.Stop(2 * time.Second)
+	if err != nil {
+		t.Fatalf("the process wrote no %s: %v", out, err)
+	}
+	if strings.TrimSpace(string(got)) != "1 kept" {
+		t.Errorf("the process saw %q, want %q", strings.TrimSpace(string(got)), "1 kept")
+	}
+}
