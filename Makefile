@@ -54,6 +54,12 @@ procs-for = $(if $(filter kubelet,$(2)),$(KUBELET_PROCS),$(if $(filter ./suites/
 # ginkgo-suites VERSION CONTROLLERS OUTDIR [SUITES] [NODES]: the suites (each on its own
 # local cluster), reports in OUTDIR. --randomize-all lets the specs' priorities (longest
 # first, suites/internal/harness/durations.json) order every spec.
+# stop-on-interrupt: a recipe's shell stops at Ctrl-C (or TERM) instead of going on to its
+# next suite. Ginkgo catches SIGINT, stops its suite and exits with a code of its own, and a
+# shell whose child did not die of the signal carries on: Ctrl-C during the first suite of
+# make run started the next one, on both streams.
+stop-on-interrupt = trap 'echo "interrupted" >&2; exit 130' INT TERM;
+
 # The suites run from test binaries built beforehand (build-bins), not from their packages.
 define ginkgo-suites
 JOBCONFORM_NODES=$(or $(5),$(NODES)) JOBCONFORM_K8S_VERSION=$(1) JOBCONFORM_CONTROLLERS=$(2) $(GINKGO) -p \
@@ -93,11 +99,13 @@ build-bins = echo "building the test binaries of $(notdir $(1))$(if $(JOBCONFORM
   $(if $(JOBCONFORM_REFERENCE_BINARY),,$(GO) build -o $(REFERENCE_BIN) ./controller/cmd/reference-controller & ref=$$!;) \
   $(GO) test -c -ldflags='-s -w' -o $(BIN)/ $(1) || exit 1; \
   $(if $(JOBCONFORM_REFERENCE_BINARY),,wait $$ref || exit 1; export JOBCONFORM_REFERENCE_BINARY=$(REFERENCE_BIN);)
+# Interrupted, each stream stops after its current suite, and the front one waits for the other.
 define run-suites
 status=0; reports=; beside=; \
+trap 'echo "interrupted: waiting for the suites to stop" >&2; [ -z "$$beside" ] || wait $$beside; exit 130' INT TERM; \
 $(if $(call in-suites,./suites/drill)$(if $(4),$(call in-suites,./suites/chaos)), \
   echo "running beside the other suites:$(if $(call in-suites,./suites/drill), the drill suite at $(1))$(if $(4),$(if $(call in-suites,./suites/chaos), then the chaos suite at $(4))); output in $(3)/beside.log"; \
-  mkdir -p $(3); { status=0; \
+  mkdir -p $(3); { status=0; $(stop-on-interrupt) \
     $(if $(call in-suites,./suites/drill),$(call suite-run,$(1),$(2),$(3),./suites/drill)) \
     $(if $(4),$(if $(call in-suites,./suites/chaos),$(call suite-run,$(4),builtin,$(3),./suites/chaos))) \
     exit $$status; } > $(3)/beside.log 2>&1 & beside=$$!; \
@@ -121,7 +129,7 @@ endef
 ## as make run runs them, and the conformance suite again on kubelet nodes; the fidelity
 ## table compares the two
 test: verify binaries
-	@$(call build-bins,$(sort $(SUITES) ./suites/conformance)) status=0; t=$(ARTIFACTS)/test; \
+	@$(stop-on-interrupt) $(call build-bins,$(sort $(SUITES) ./suites/conformance)) status=0; t=$(ARTIFACTS)/test; \
 	JOBCONFORM_K8S_VERSIONS=$(TEST_VERSIONS) $(GO) test -p 1 -count=1 -timeout 80m \
 	  $$($(GO) list ./... | grep -vE '/suites/(conformance|chaos|drill)$$') || status=1; \
 	( $(call run-suites,$(K8S_VERSION),builtin$(comma)reference,$$t) ) || status=1; \
@@ -155,7 +163,7 @@ endef
 bench:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION)
 	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test -run '^$$' -bench StartToReady -benchtime 7x -count=1 ./suites/cluster/internal/local/
-	@$(call build-bins,./suites/conformance ./suites/chaos) status=0; $(call bench-suite,./suites/conformance) $(call bench-suite,./suites/chaos) exit $$status
+	@$(stop-on-interrupt) $(call build-bins,./suites/conformance ./suites/chaos) status=0; $(call bench-suite,./suites/conformance) $(call bench-suite,./suites/chaos) exit $$status
 
 ## mutate: the conformance scenarios against the reference controller broken by each fault
 ## of controller/faults.go (FAULTS=a,b for some); prints the mutation score, writes
@@ -177,7 +185,7 @@ MATRIX_SUITES   ?= conformance,chaos
 matrix-run = $(JOBCONFORM) run --k8s-version $(1) --suites $(MATRIX_SUITES) --controllers $(2) \
   --procs $(PROCS) --cluster-procs $(CHAOS_PROCS) --artifacts $(3) $(4)
 matrix:
-	@status=0; reports=; \
+	@$(stop-on-interrupt) status=0; reports=; \
 	for v in $(subst $(comma), ,$(MATRIX_VERSIONS)); do \
 	  case $$v in \
 	  v1.31.*) $(call matrix-run,$$v,builtin,$(ARTIFACTS)/matrix) || status=1; \
@@ -197,7 +205,7 @@ matrix:
 fidelity:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION) --kubelet
 	@mkdir -p $(ARTIFACTS)/fidelity/kwok $(ARTIFACTS)/fidelity/kubelet
-	@$(call build-bins,./suites/conformance) status=0; \
+	@$(stop-on-interrupt) $(call build-bins,./suites/conformance) status=0; \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin,$(ARTIFACTS)/fidelity/kwok,./suites/conformance,kwok) || status=1; \
 	$(call ginkgo-suites,$(K8S_VERSION),builtin,$(ARTIFACTS)/fidelity/kubelet,./suites/conformance,kubelet) || status=1; \
 	$(JOBCONFORM) fidelity --kwok $(ARTIFACTS)/fidelity/kwok/report.json --kubelet $(ARTIFACTS)/fidelity/kubelet/report.json \

@@ -209,8 +209,9 @@ func TestTerminalEventDue(t *testing.T) {
 	})
 	seen := b.tl[len(b.tl)-1].Time
 	expectOK(t, TerminalEvent, Context{Job: "j", End: later, Restarts: []time.Time{seen.Add(time.Second)}}, b)
-	expectOK(t, TerminalEvent, Context{Job: "j", End: seen.Add(30 * time.Second), Gaps: []Span{{From: seen.Add(time.Second), To: seen.Add(20 * time.Second)}}}, b)
-	expectViolation(t, TerminalEvent, Context{Job: "j", End: seen.Add(40 * time.Second), Gaps: []Span{{From: seen.Add(time.Second), To: seen.Add(20 * time.Second)}}}, b, `no Warning event "BackoffLimitExceeded"`)
+	gap := []Span{{From: seen.Add(time.Second), To: seen.Add(20 * time.Second)}}
+	expectOK(t, TerminalEvent, Context{Job: "j", End: seen.Add(20*time.Second + TerminalEventGrace - time.Second), Gaps: gap}, b)
+	expectViolation(t, TerminalEvent, Context{Job: "j", End: seen.Add(20*time.Second + TerminalEventGrace), Gaps: gap}, b, `no Warning event "BackoffLimitExceeded"`)
 }
 
 func TestFinalizerOwned(t *testing.T) {
@@ -306,6 +307,13 @@ func TestSuspendEvents(t *testing.T) {
 	expectViolation(t, SuspendEvents, ctx, cycle().event("s", corev1.EventTypeNormal, "Suspended", 1), `0 Normal "Resumed" events for 1`)
 	expectViolation(t, SuspendEvents, ctx, cycle().event("r", corev1.EventTypeNormal, "Resumed", 1), `0 Normal "Suspended" events for 1`)
 	expectViolation(t, SuspendEvents, ctx, cycle().event("s", corev1.EventTypeNormal, "Suspended", 2).event("r", corev1.EventTypeNormal, "Resumed", 1), `2 Normal "Suspended" events for 1`)
+	// An event is owed only once due: a recording that ended 13s after the
+	// resume (a late sink, seen in a make run) proves nothing; one that ran on
+	// past TerminalEventGrace does.
+	late := cycle().event("s", corev1.EventTypeNormal, "Suspended", 1)
+	resumedAt := late.now
+	expectOK(t, SuspendEvents, Context{Job: "j", End: resumedAt.Add(13 * time.Second)}, late)
+	expectViolation(t, SuspendEvents, Context{Job: "j", End: resumedAt.Add(TerminalEventGrace)}, late, `0 Normal "Resumed" events for 1`)
 	// Created suspended, resumed later: one of each too.
 	created := newBuilder(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) })
 	created.status(func(s *batchv1.JobStatus) {
@@ -361,5 +369,40 @@ func TestDeadlineFromStartAtResumeRequest(t *testing.T) {
 	r = DeadlineFromStart.Evaluate(Context{Job: "j", Version: "v1.36.3", BuiltIn: true}, b.tl)
 	if len(r.Violations) != 1 || r.KnownBug != "" || strings.Contains(r.Violations[0].Message, "known upstream bug") {
 		t.Fatalf("v1.36.3 must fail without naming the bug it does not have: %+v", r)
+	}
+}
+
+// OwedEvents: what the runner waits for before judging — the latest change
+// of each kind whose event is missing, nothing once every event came.
+func TestOwedEvents(t *testing.T) {
+	ctx := Context{Job: "j"}
+	b := newBuilder()
+	b.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionTrue, "JobSuspended")}
+	})
+	suspended := b.now
+	if got := OwedEvents(ctx, b.tl); len(got) != 1 || !got[0].Equal(suspended) {
+		t.Errorf("suspended, no event: owed %v, want [%s]", got, suspended)
+	}
+	b.event("s", corev1.EventTypeNormal, "Suspended", 1)
+	if got := OwedEvents(ctx, b.tl); len(got) != 0 {
+		t.Errorf("suspended, event sent: owed %v, want none", got)
+	}
+	b.wait(2 * time.Second)
+	b.status(func(s *batchv1.JobStatus) {
+		c := cond(batchv1.JobComplete, "")
+		c.LastTransitionTime = *at(b)
+		s.Conditions = []batchv1.JobCondition{suspendCond(b, corev1.ConditionFalse, "JobResumed"), c}
+	})
+	finished := b.now
+	if got := OwedEvents(ctx, b.tl); len(got) != 2 || !got[0].Equal(finished) || !got[1].Equal(finished) {
+		t.Errorf("resumed and complete, no events: owed %v, want the finish twice (%s)", got, finished)
+	}
+	b.event("r", corev1.EventTypeNormal, "Resumed", 1).event("c", corev1.EventTypeNormal, "Completed", 1)
+	if got := OwedEvents(ctx, b.tl); len(got) != 0 {
+		t.Errorf("every event sent: owed %v, want none", got)
+	}
+	if got := OwedEvents(Context{Job: "j", ForeignManagedBy: true}, b.tl); got != nil {
+		t.Errorf("a Job another controller manages: owed %v, want none", got)
 	}
 }

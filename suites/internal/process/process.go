@@ -245,22 +245,25 @@ func (p *Process) CPU() time.Duration {
 	return time.Duration(st.CPUTime() * float64(time.Second))
 }
 
-// EnvGoMaxProcs sets GOMAXPROCS for the Go components the harness runs:
-// "" means 1, "0" leaves the Go runtime's default (one per core).
+// EnvGoMaxProcs sets GOMAXPROCS for the Go components the harness runs
+// (etcd, the control plane, kwok, the reference controller): unset or "0"
+// leaves the Go runtime's default, one P per core.
 const EnvGoMaxProcs = "JOBCONFORM_COMPONENT_GOMAXPROCS"
 
-// ComponentEnv is the environment that the harness's Go components (etcd,
-// the control plane, kwok, the reference controller) run with on top of its
-// own: one P each unless EnvGoMaxProcs says otherwise. A run keeps a dozen
-// clusters side by side on a few cores, each component's share is a fraction
-// of a core, and a runtime with a P per core spends the difference spinning
-// for work and in parallel GC (make bench, 2 cores: a cluster's start took
-// 17–43% less CPU, the conformance catalog 14% less).
+// ComponentEnv is the environment that the harness's Go components run with
+// on top of its own: GOMAXPROCS when EnvGoMaxProcs asks for it. One P each
+// costs less CPU where a dozen clusters share a few cores (make bench,
+// 2 cores: a cluster's start 17–43% less, the conformance catalog 13% less),
+// but not by default: it holds the busiest apiserver — the conformance
+// suite's, serving 24 processes — to one core, and on 2 cores that suite
+// took 132–155 s in a make run instead of 111–114 s, its controllers' events
+// up to 13 s late (client-go sends them one at a time): latency that timing
+// verdicts pay for.
 func ComponentEnv() ([]string, error) {
 	v := os.Getenv(EnvGoMaxProcs)
 	switch n, err := strconv.Atoi(v); {
 	case v == "":
-		return []string{"GOMAXPROCS=1"}, nil
+		return nil, nil
 	case err != nil || n < 0:
 		return nil, fmt.Errorf("%s=%q: want a whole number of Ps for each component (0: the Go runtime's default, one per core)", EnvGoMaxProcs, v)
 	case n == 0:

@@ -159,7 +159,8 @@ func TestComponentEnv(t *testing.T) {
 		want    []string
 		wantErr bool
 	}{
-		{"", []string{"GOMAXPROCS=1"}, false},
+		{"", nil, false},
+		{"1", []string{"GOMAXPROCS=1"}, false},
 		{"0", nil, false},
 		{"3", []string{"GOMAXPROCS=3"}, false},
 		{"-1", nil, true},

@@ -237,7 +237,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			ReadyWithin: s.ReadyWithin.Duration}
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
-	awaitTerminalEvent(ctx, rec, ictxNow)
+	awaitOwedEvents(ctx, rec, ictxNow)
 	r.Chaos = disruptionsSince(o, r.Start)
 	ictx := ictxNow()
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
@@ -474,47 +474,37 @@ func describePattern(p scenarios.StatusPattern) string {
 	return strings.Join(parts, " ")
 }
 
-// awaitTerminalEvent waits, once the Job has finished, until its terminal
-// event (Normal Completed, or Warning with the failure reason) is recorded,
-// or until it is overdue (invariants.TerminalEventDue, reckoned again as
-// the recording's gaps and the run's restarts change: a drill may take the
-// apiserver away meanwhile), at most RestartGrace past the grace: controllers
-// send events asynchronously, on a loaded machine seconds late, and the
-// terminal-event invariant calls a missing one a violation only once it is
-// overdue. A controller that sends it costs no wait.
-func awaitTerminalEvent(ctx context.Context, rec *recorder.Recorder, ictx func() invariants.Context) {
-	jobs := rec.Of("Job")
-	if len(jobs) == 0 {
-		return
-	}
-	last := jobs[len(jobs)-1]
-	want := ""
-	for _, c := range last.Job().Status.Conditions {
-		switch {
-		case c.Status != corev1.ConditionTrue:
-		case c.Type == batchv1.JobComplete:
-			want = "Completed"
-		case c.Type == batchv1.JobFailed:
-			want = c.Reason
-		}
-	}
-	if want == "" {
-		return
-	}
-	limit := last.Time.Add(invariants.TerminalEventGrace + invariants.RestartGrace)
+// awaitOwedEvents waits until the events the recording still owes
+// (invariants.OwedEvents: the terminal event, Suspended and Resumed events)
+// are recorded, or until they are overdue (invariants.TerminalEventDue,
+// reckoned again as the recording's gaps and the run's restarts change: a
+// drill may take the apiserver away meanwhile), at most RestartGrace past the
+// grace: controllers send events one at a time, on a loaded machine seconds
+// late, and the invariants call a missing one a violation only once it is
+// overdue. A controller that sends them costs no wait.
+func awaitOwedEvents(ctx context.Context, rec *recorder.Recorder, ictx func() invariants.Context) {
 	for {
-		due, ok := invariants.TerminalEventDue(ictx(), last.Time)
-		if !ok || due.After(limit) {
-			due = limit // an open gap, or a restart that makes it unjudgeable: wait the most
+		c, entries := ictx(), rec.Entries()
+		var due time.Time
+		for _, seen := range invariants.OwedEvents(c, entries) {
+			limit := seen.Add(invariants.TerminalEventGrace + invariants.RestartGrace)
+			d, ok := invariants.TerminalEventDue(c, seen)
+			if !ok || d.After(limit) {
+				d = limit // an open gap, or a restart that makes it unjudgeable: wait the most
+			}
+			if d.After(due) {
+				due = d
+			}
 		}
 		wait := time.Until(due)
 		if wait <= 0 {
-			return // the invariant judges what came
+			return // the invariants judge what came
 		}
-		if _, err := rec.WaitFor(ctx, min(wait, 5*time.Second), "the terminal event", func(e recorder.Entry) bool {
+		// Woken by the Job's next event (a new one, not one already judged).
+		if _, err := rec.WaitFrom(ctx, len(entries), min(wait, 5*time.Second), "the events owed", func(e recorder.Entry) bool {
 			ev, ok := e.Object.(*corev1.Event)
-			return ok && ev.InvolvedObject.Kind == "Job" && ev.InvolvedObject.Name == JobName && ev.Reason == want
-		}); err == nil || ctx.Err() != nil {
+			return ok && ev.InvolvedObject.Kind == "Job" && ev.InvolvedObject.Name == JobName
+		}); err != nil && ctx.Err() != nil {
 			return
 		}
 	}
