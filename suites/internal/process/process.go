@@ -251,32 +251,24 @@ func (p *Process) CPU() time.Duration {
 const EnvGoMaxProcs = "JOBCONFORM_COMPONENT_GOMAXPROCS"
 
 // ComponentEnv is the environment that the harness's Go components run with
-// on top of its own. Memory for CPU: GOGC=200 (collect at three times the
-// live heap, not twice) and GODEBUG=madvdontneed=0 (freed pages returned
-// lazily, so not faulted in again), unless the harness's environment sets
-// GOGC or GODEBUG itself; a run keeps a dozen clusters on a few cores and
-// many GiB of memory. GOMAXPROCS when EnvGoMaxProcs asks for it: one P each
-// costs less CPU (make bench, 2 cores: a cluster's start 17–43% less, the
-// conformance catalog 13% less), but not by default: it holds the busiest
-// apiserver — the conformance suite's, serving 24 processes — to one core,
-// and on 2 cores that suite took 132–155 s in a make run instead of
-// 111–114 s, its controllers' events up to 13 s late (client-go sends them
-// one at a time): latency that timing verdicts pay for.
+// on top of its own: GOMAXPROCS when EnvGoMaxProcs asks for it. One P each
+// costs less CPU where a dozen clusters share a few cores (make bench,
+// 2 cores: a cluster's start 17–43% less, the conformance catalog 13% less),
+// but not by default: it holds the busiest apiserver — the conformance
+// suite's, serving 24 processes — to one core, and on 2 cores that suite
+// took 132–155 s in a make run instead of 111–114 s, its controllers' events
+// up to 13 s late (client-go sends them one at a time): latency that timing
+// verdicts pay for.
 func ComponentEnv() ([]string, error) {
-	var env []string
-	if os.Getenv("GOGC") == "" {
-		env = append(env, "GOGC=200")
-	}
-	if os.Getenv("GODEBUG") == "" {
-		env = append(env, "GODEBUG=madvdontneed=0")
-	}
 	v := os.Getenv(EnvGoMaxProcs)
 	switch n, err := strconv.Atoi(v); {
-	case v == "" || n == 0 && err == nil:
-		return env, nil
+	case v == "":
+		return nil, nil
 	case err != nil || n < 0:
 		return nil, fmt.Errorf("%s=%q: want a whole number of Ps for each component (0: the Go runtime's default, one per core)", EnvGoMaxProcs, v)
+	case n == 0:
+		return nil, nil
 	default:
-		return append(env, "GOMAXPROCS="+v), nil
+		return []string{"GOMAXPROCS=" + v}, nil
 	}
 }
