@@ -103,9 +103,9 @@ type Controller struct {
 	// finishedJobs remembers Jobs this process wrote a terminal condition for,
 	// so a sync on a stale cache does not act on them again.
 	finishedJobs sync.Map
-	// behindSince: since when a Job's cached status has been behind its
-	// pods (statusBehind), by key.
-	behindSince sync.Map
+	// stale: versions of Jobs the cache may hold that the apiserver has
+	// replaced (jobToSync reads those Jobs live).
+	stale *staleVersions
 }
 
 // New wires a Controller to informers from factory; call factory.Start after.
@@ -143,6 +143,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		expectations:          newExpectations(),
 		finalizerExpectations: newUIDExpectations(),
 		backoff:               newBackoffStore(),
+		stale:                 newStaleVersions(),
 	}
 	c.finalizer = TrackingFinalizer
 	if opts.Faults.Has(FaultBuiltInFinalizer) {
@@ -287,6 +288,7 @@ func (c *Controller) forgetJob(key string) {
 	c.expectations.delete(key)
 	c.finalizerExpectations.delete(key)
 	c.backoff.remove(key)
+	c.stale.forget(key)
 }
 
 // jobOfPod resolves a pod's controller reference to a Job this controller manages.

@@ -7,7 +7,10 @@
 //
 // The shape follows the upstream controller (pkg/controller/job): informers and
 // listers, a rate-limited workqueue, creation/deletion expectations so a sync
-// never acts on a stale cache, and exactly-once accounting of finished pods
+// never acts on a stale pod cache, a live read of the Job when its cached
+// version is known to be replaced (stale.go: client-go's informers can stay
+// blind for a minute and more after an apiserver restart), and exactly-once
+// accounting of finished pods
 // through a tracking finalizer plus status.uncountedTerminatedPods:
 //
 //  1. a finished pod that still carries the finalizer is recorded by UID in

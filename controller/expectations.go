@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -40,6 +41,26 @@ func (e *expectations) satisfied(key string) bool {
 		return true
 	}
 	return false
+}
+
+// activeNow corrects the number of active pods the cache shows with what it
+// has not shown yet: creations of ours are active pods, deletions of ours
+// are not.
+func (e *expectations) activeNow(key string, active []*corev1.Pod) int32 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := int32(len(active))
+	x, ok := e.m[key]
+	if !ok {
+		return n
+	}
+	n += int32(max(x.adds, 0))
+	for _, p := range active {
+		if x.deletes.Has(p.UID) {
+			n--
+		}
+	}
+	return n
 }
 
 func (e *expectations) get(key string) *expected {

@@ -17,6 +17,7 @@ type Metrics struct {
 	Syncs             *prometheus.CounterVec
 	PodsCreated       *prometheus.CounterVec
 	StatusWriteErrors *prometheus.CounterVec
+	LiveJobReads      prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
@@ -34,9 +35,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "jobconform", Subsystem: "reference_job_controller", Name: "status_write_errors_total",
 			Help: "Job status writes the apiserver rejected, by reason (Invalid is a controller bug, Conflict is routine).",
 		}, []string{"reason"}),
+		LiveJobReads: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "jobconform", Subsystem: "reference_job_controller", Name: "live_job_reads_total",
+			Help: "Jobs read from the apiserver because the informer cache was known to be behind.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Syncs, m.PodsCreated, m.StatusWriteErrors)
+		reg.MustRegister(m.Syncs, m.PodsCreated, m.StatusWriteErrors, m.LiveJobReads)
 	}
 	return m
 }

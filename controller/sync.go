@@ -15,14 +15,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
 
 // syncState is one sync's view of a Job and its pods.
 type syncState struct {
-	job         *batchv1.Job
+	job *batchv1.Job
+	// readVersion is the resourceVersion the sync read job at.
+	readVersion string
 	events      []event // recorded once a status write carrying them succeeds
 	pods        []*corev1.Pod
 	active      []*corev1.Pod
@@ -48,26 +49,17 @@ type syncState struct {
 
 func (c *Controller) syncJob(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx).WithValues("job", key)
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
+	// Before the pods are listed (as upstream): a creation observed in
+	// between must not leave a list without it and expectations met.
+	satisfied := c.expectations.satisfied(key)
+	job, pods, err := c.jobToSync(ctx, key)
+	if err != nil || job == nil {
 		return err
 	}
-	shared, err := c.jobLister.Jobs(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		c.forgetJob(key)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !c.Manages(shared) {
-		return nil
-	}
-	job := shared.DeepCopy()
 	if jobFinished(job) {
 		c.backoff.remove(key)
 		c.finishedJobs.Delete(job.UID)
-		c.behindSince.Delete(key)
+		c.stale.forget(key)
 		return nil
 	}
 	if _, done := c.finishedJobs.Load(job.UID); done {
@@ -80,17 +72,14 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if job.Status.UncountedTerminatedPods == nil {
 		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
-	satisfied := c.expectations.satisfied(key)
-	pods, err := c.podsForJob(ctx, job)
-	if err != nil {
-		return err
-	}
-	if c.statusBehind(key, job, pods) {
-		c.queue.AddAfter(key, time.Second)
-		return nil // the newer Job is on its way: acting on this one would redo counted work
-	}
 	st := c.observePods(key, job, pods)
 	active := int32(len(st.active))
+	if !satisfied {
+		// The cache has not shown all of our creations or deletions yet (seen:
+		// a pod informer blind for 87s after an apiserver restart, and a status
+		// saying active=0 a second after the sync that created two pods).
+		active = c.expectations.activeNow(key, st.active)
+	}
 	c.decideFinish(key, st)
 
 	suspendChanged := false
@@ -149,6 +138,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Pod) *syncState {
 	st := &syncState{
 		job:                job,
+		readVersion:        job.ResourceVersion,
 		pods:               pods,
 		uncountedSucceeded: sets.New(job.Status.UncountedTerminatedPods.Succeeded...),
 		uncountedFailed:    sets.New(job.Status.UncountedTerminatedPods.Failed...),
@@ -586,7 +576,15 @@ func (c *Controller) recordFinished(job *batchv1.Job, cond *batchv1.JobCondition
 // the sync that retries it.
 func (c *Controller) writeStatus(ctx context.Context, st *syncState) error {
 	job := st.job
+	key := jobKey(job)
+	base := job.ResourceVersion
 	out, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})
+	if err == nil || apierrors.IsConflict(err) {
+		// Either way the versions this write built on are gone: a sync
+		// that finds one in the cache reads the Job live (jobToSync).
+		c.stale.add(key, st.readVersion)
+		c.stale.add(key, base)
+	}
 	if err != nil {
 		reason := string(apierrors.ReasonForError(err))
 		if reason == "" {

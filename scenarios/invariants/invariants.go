@@ -73,6 +73,8 @@ func during(spans []Span, t time.Time) bool {
 // again, and client-go's reflector backs off between attempts while the
 // apiserver is away — up to 30s with a jitter of as much again. Seen in a
 // drill: the reference controller relisted 56s after the apiserver was back.
+// An apiserver's restart counts twice (the runner's restartBounds): the
+// reflector may wait once for its watch and once more for its list.
 var RestartGrace = 60 * time.Second
 
 // disturbed tells whether t falls in a recording gap or within RestartGrace

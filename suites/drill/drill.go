@@ -364,6 +364,10 @@ func change(ctx context.Context, cl cluster.Cluster, d *scenarios.Drill, k int, 
 		err := cl.RestartComponent(ctx, comp, r)
 		rec := chaos.Record{Start: t0, Time: time.Now(), Log: fmt.Sprintf("step %d: %s %s → %s", k, comp, from, to),
 			Effect: fmt.Sprintf("%s runs %s", comp, to), Err: err}
+		if comp == cluster.APIServer {
+			// The checks give the controllers' watches time to come back.
+			rec.Action.APIServerRestart = &chaos.Restart{}
+		}
 		run.mu.Lock()
 		run.swaps = append(run.swaps, rec)
 		run.mu.Unlock()

@@ -255,7 +255,8 @@ func disruptionsSince(o Options, start time.Time) []chaos.Record {
 	}
 	var out []chaos.Record
 	for _, d := range o.Disruptions() {
-		if d.Time.After(start.Add(-invariants.RestartGrace)) {
+		b := restartBounds(d)
+		if b[len(b)-1].After(start.Add(-invariants.RestartGrace)) {
 			out = append(out, d)
 		}
 	}
@@ -279,12 +280,22 @@ func restartTimes(records []chaos.Record) []time.Time {
 // forgive lags for RestartGrace after a restart, and a controller's watches
 // back off from when the apiserver is back, not from when it went away
 // (seen in a drill: the reference controller's pod informer blind for 57s
-// after the apiserver's replacement had ended).
+// after the apiserver's replacement had ended). An apiserver's restart adds
+// a bound RestartGrace after its end: client-go's reflector may wait twice
+// before it relists, retrying the broken watch and then the list, each wait
+// up to RestartGrace (seen in ten make runs: the reference controller's pod
+// informer relisted 84s, its Job informer 80s, after the apiserver was back).
 func restartBounds(r chaos.Record) []time.Time {
+	out := []time.Time{r.Start}
+	end := r.Start
 	if r.Time.After(r.Start) {
-		return []time.Time{r.Start, r.Time}
+		end = r.Time
+		out = append(out, end)
 	}
-	return []time.Time{r.Start}
+	if r.Action.APIServerRestart != nil {
+		out = append(out, end.Add(invariants.RestartGrace))
+	}
+	return out
 }
 
 // gateOffSpans are the spans in which chaos steps had switched gate off in

@@ -75,13 +75,19 @@ func TestDisruptionsSince(t *testing.T) {
 	rec := func(end time.Duration, log string) chaos.Record {
 		return chaos.Record{Start: start.Add(end - 2*time.Second), Time: start.Add(end), Log: log}
 	}
-	all := []chaos.Record{rec(-2*invariants.RestartGrace, "long over"), rec(-3*time.Second, "just before"), rec(10*time.Second, "during")}
+	apiserver := func(end time.Duration, log string) chaos.Record {
+		r := rec(end, log)
+		r.Action.APIServerRestart = &chaos.Restart{}
+		return r
+	}
+	all := []chaos.Record{rec(-2*invariants.RestartGrace, "long over"), apiserver(-3*invariants.RestartGrace, "apiserver long over"),
+		apiserver(-3*invariants.RestartGrace/2, "apiserver, watches maybe still away"), rec(-3*time.Second, "just before"), rec(10*time.Second, "during")}
 	got := disruptionsSince(Options{Disruptions: func() []chaos.Record { return all }}, start)
 	var logs []string
 	for _, d := range got {
 		logs = append(logs, d.Log)
 	}
-	if want := []string{"just before", "during"}; !reflect.DeepEqual(logs, want) {
+	if want := []string{"apiserver, watches maybe still away", "just before", "during"}; !reflect.DeepEqual(logs, want) {
 		t.Errorf("disruptionsSince = %v, want %v", logs, want)
 	}
 	if disruptionsSince(Options{}, start) != nil {
@@ -98,5 +104,11 @@ func TestRestartBounds(t *testing.T) {
 	}
 	if got := restartBounds(chaos.Record{Start: t0}); !reflect.DeepEqual(got, []time.Time{t0}) {
 		t.Errorf("restartBounds of an action without an end = %v, want its start", got)
+	}
+	// An apiserver's restart holds the watches back twice as long.
+	api := long
+	api.Action.APIServerRestart = &chaos.Restart{}
+	if got, want := restartBounds(api), []time.Time{t0, t0.Add(12 * time.Second), t0.Add(12*time.Second + invariants.RestartGrace)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("restartBounds of an apiserver restart = %v, want %v", got, want)
 	}
 }
