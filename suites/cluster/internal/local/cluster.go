@@ -313,8 +313,14 @@ func (c *Cluster) bringUp(ctx context.Context) error {
 	}
 	step("apiserver ready; starting controller-manager, scheduler and %d %s node groups", c.cfg.NodeGroups, c.cfg.NodeKind)
 	errs := make(chan error, 2+c.cfg.NodeGroups)
+	// The controllers' wait follows the controller-manager at once: it is the
+	// longest way to ready, so it waits on nothing else.
 	go func() {
-		errs <- timed("kube-controller-manager (to /healthz)", func() error { return c.startComponent(ctx, ControllerManager) })
+		err := timed("kube-controller-manager (to /healthz)", func() error { return c.startComponent(ctx, ControllerManager) })
+		if err == nil {
+			err = timed("controllers running (default ServiceAccount)", func() error { return c.waitControllersRunning(ctx) })
+		}
+		errs <- err
 	}()
 	go func() {
 		errs <- timed("kube-scheduler (to /healthz)", func() error { return c.startComponent(ctx, Scheduler) })
@@ -348,14 +354,8 @@ func (c *Cluster) bringUp(ctx context.Context) error {
 	if err := errors.Join(all...); err != nil {
 		return err
 	}
-	step("waiting for the controllers (default ServiceAccount) and Ready nodes")
-	// Both waits at once: neither depends on the other.
-	ready := make(chan error, 1)
-	go func() {
-		ready <- timed("nodes Ready and untainted", func() error { return c.WaitNodesReady(ctx, c.cfg.StartTimeout) })
-	}()
-	err = timed("controllers running (default ServiceAccount)", func() error { return c.waitControllersRunning(ctx) })
-	if err := errors.Join(err, <-ready); err != nil {
+	step("controllers running; waiting for Ready nodes")
+	if err := timed("nodes Ready and untainted", func() error { return c.WaitNodesReady(ctx, c.cfg.StartTimeout) }); err != nil {
 		return err
 	}
 	step("cluster ready: kubeconfig %s", c.kubeconfig)

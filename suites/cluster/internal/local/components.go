@@ -12,9 +12,13 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/jobconform/jobconform/suites/cluster/internal/provider"
 	"github.com/jobconform/jobconform/suites/internal/k8sbin"
@@ -306,22 +310,36 @@ func (c *Cluster) healthClient(withAdmin bool) *http.Client {
 }
 
 // waitControllersRunning waits for the default ServiceAccount, which the
-// controller-manager's serviceaccount controller creates once its controllers run.
+// controller-manager's serviceaccount controller creates once its controllers
+// run. A watch, not a poll: it is the last step of every start.
 func (c *Cluster) waitControllersRunning(ctx context.Context) error {
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, c.cfg.StartTimeout, true, func(ctx context.Context) (bool, error) {
-		if !c.procs[ControllerManager].Running() {
-			return false, fmt.Errorf("%s", c.procs[ControllerManager].DescribeExit())
+	kcm := c.procs[ControllerManager]
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-kcm.Exited():
+			cancel()
+		case <-ctx.Done():
 		}
-		_, err := c.client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			last = err
-			return false, nil
-		}
-		return err == nil, err
+	}()
+	lw := cache.NewFilteredListWatchFromClient(c.client.CoreV1().RESTClient(), "serviceaccounts", metav1.NamespaceDefault,
+		func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", "default").String()
+		})
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.ServiceAccount{}, nil, func(e watch.Event) (bool, error) {
+		return e.Type == watch.Added || e.Type == watch.Modified, nil
 	})
-	if err != nil && wait.Interrupted(err) {
-		return fmt.Errorf("controllers not running after %s: no default ServiceAccount (%v); log %s", c.cfg.StartTimeout, last, c.procs[ControllerManager].LogPath)
+	switch {
+	case err == nil:
+		return nil
+	case !kcm.Running():
+		return fmt.Errorf("%s", kcm.DescribeExit())
+	case parent.Err() != nil:
+		return parent.Err()
+	case ctx.Err() != nil:
+		return fmt.Errorf("controllers not running after %s: no default ServiceAccount; log %s", c.cfg.StartTimeout, kcm.LogPath)
 	}
 	return err
 }

@@ -7,13 +7,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/jobconform/jobconform/suites/internal/process"
 )
@@ -223,37 +228,78 @@ func (c *Cluster) WaitNodesReady(ctx context.Context, timeout time.Duration) err
 	return c.waitNodes(ctx, names, timeout, true, nil)
 }
 
+// waitNodes watches the named nodes until each is Ready (and, if schedulable,
+// free of the not-ready and unreachable taints), owner exits, or timeout passes.
 func (c *Cluster) waitNodes(ctx context.Context, names []string, timeout time.Duration, schedulable bool, owner *process.Process) error {
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if owner != nil && !owner.Running() {
-			return false, fmt.Errorf("%s", owner.DescribeExit())
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if owner != nil {
+		go func() {
+			select {
+			case <-owner.Exited():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	// why holds, per node, what it still lacks ("" once it is ready).
+	why := map[string]string{}
+	for _, name := range names {
+		why[name] = "not seen"
+	}
+	lw := cache.NewListWatchFromClient(c.client.CoreV1().RESTClient(), "nodes", metav1.NamespaceAll, fields.Everything())
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Node{}, nil, func(e watch.Event) (bool, error) {
+		node, ok := e.Object.(*corev1.Node)
+		if !ok {
+			return false, nil
 		}
-		for _, name := range names {
-			node, err := c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				last = err.Error()
+		if _, wanted := why[node.Name]; !wanted {
+			return false, nil
+		}
+		why[node.Name] = nodeLacks(node, e.Type == watch.Deleted, schedulable)
+		for _, w := range why {
+			if w != "" {
 				return false, nil
-			}
-			if !nodeReady(node) {
-				last = "node " + name + " not Ready"
-				return false, nil
-			}
-			if schedulable {
-				for _, t := range node.Spec.Taints {
-					if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
-						last = "node " + name + " still tainted " + t.Key
-						return false, nil
-					}
-				}
 			}
 		}
 		return true, nil
 	})
-	if err != nil && wait.Interrupted(err) {
-		return fmt.Errorf("nodes %v not ready after %s: %s", names, timeout, last)
+	switch {
+	case err == nil:
+		return nil
+	case owner != nil && !owner.Running():
+		return fmt.Errorf("%s", owner.DescribeExit())
+	case parent.Err() != nil:
+		return parent.Err()
+	case ctx.Err() != nil:
+		var lacking []string
+		for _, name := range names {
+			if why[name] != "" {
+				lacking = append(lacking, fmt.Sprintf("node %s %s", name, why[name]))
+			}
+		}
+		return fmt.Errorf("nodes %v not ready after %s: %s", names, timeout, strings.Join(lacking, "; "))
 	}
 	return err
+}
+
+// nodeLacks says what keeps a node from being ready, "" if nothing.
+func nodeLacks(node *corev1.Node, deleted, schedulable bool) string {
+	if deleted {
+		return "deleted"
+	}
+	if !nodeReady(node) {
+		return "not Ready"
+	}
+	if schedulable {
+		for _, t := range node.Spec.Taints {
+			if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+				return "still tainted " + t.Key
+			}
+		}
+	}
+	return ""
 }
 
 func nodeReady(n *corev1.Node) bool {
