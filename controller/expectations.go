@@ -45,7 +45,8 @@ func (e *expectations) satisfied(key string) bool {
 
 // activeNow corrects the number of active pods the cache shows with what it
 // has not shown yet: creations of ours are active pods, deletions of ours
-// are not.
+// are not. A created pod deleted before the cache ever showed it counts until
+// expectationsTTL, as it holds back the controller's next creations meanwhile.
 func (e *expectations) activeNow(key string, active []*corev1.Pod) int32 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
