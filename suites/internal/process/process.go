@@ -205,6 +205,19 @@ func (p *Process) DescribeExit() string {
 	return fmt.Sprintf("%s exited (%v); last lines of %s:\n%s", p.Name, werr, p.LogPath, logTail(p.LogPath, 25))
 }
 
+// LastRunLog is what the current (or last) run wrote to the log: the text
+// from its start line on, "" if the log cannot be read.
+func (p *Process) LastRunLog() string {
+	data, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return ""
+	}
+	if i := bytes.LastIndex(data, []byte("=== jobconform: start "+p.Name+" at ")); i >= 0 {
+		data = data[i:]
+	}
+	return string(data)
+}
+
 func logTail(path string, n int) string {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -52,6 +52,22 @@ func TestProcessStartStop(t *testing.T) {
 	}
 }
 
+// LastRunLog holds what the last run wrote, not an earlier run's.
+func TestLastRunLog(t *testing.T) {
+	p := New("echo", filepath.Join(t.TempDir(), "echo.log"))
+	for _, word := range []string{"first-run", "second-run"} {
+		p.SetCommand("/bin/echo", word)
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		<-p.Exited()
+	}
+	got := p.LastRunLog()
+	if !strings.HasPrefix(got, "=== jobconform: start echo at ") || !strings.Contains(got, "second-run") || strings.Contains(got, "first-run") {
+		t.Errorf("LastRunLog:\n%s", got)
+	}
+}
+
 // A process that ignores SIGTERM is killed after the grace, and its log says so.
 func TestStopIgnoredSIGTERM(t *testing.T) {
 	p := New("stubborn", filepath.Join(t.TempDir(), "stubborn.log"))

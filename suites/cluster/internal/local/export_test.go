@@ -20,3 +20,22 @@ func ListenAddresses(c *Cluster) []string {
 func LogPath(c *Cluster, comp Component) string {
 	return c.procs[comp].LogPath
 }
+
+// SetKwokPath makes node groups started from now on run path as kwok, and
+// returns the path it replaced.
+func SetKwokPath(c *Cluster, path string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.kwokPath
+	c.kwokPath = path
+	return old
+}
+
+// GroupLogPath is where node group g's kwok process writes its log.
+func GroupLogPath(c *Cluster, g int) string {
+	p, err := c.group(g)
+	if err != nil {
+		panic(err)
+	}
+	return p.LogPath
+}

@@ -365,6 +365,38 @@ var _ = Describe("local provider", func() {
 					return // the control-plane swaps below do not depend on the nodes
 				}
 
+				It("starts again a kwok that died of its start race, and no other crash", func(ctx SpecContext) {
+					// A stand-in that dies as kwok v0.8.0 did restarting under running
+					// pods, then is the real kwok; then one that dies otherwise.
+					dir := GinkgoT().TempDir()
+					real := local.SetKwokPath(c, "")
+					DeferCleanup(func() { local.SetKwokPath(c, real) })
+					fake := func(name, crash string) string {
+						script := fmt.Sprintf("#!/bin/sh\nif [ ! -e %[1]s/%[2]s.ran ]; then touch %[1]s/%[2]s.ran; printf '%%s\\n' %[3]q >&2; exit 2; fi\nexec %[4]s \"$@\"\n", dir, name, crash, real)
+						path := dir + "/" + name
+						Expect(os.WriteFile(path, []byte(script), 0o755)).To(Succeed())
+						return path
+					}
+					race := "fatal error: concurrent map writes  goroutine 54 [running]: github.com/wzshiming/easycel.getTypeValue"
+					Expect(c.StopNodeGroup(2)).To(Succeed())
+					local.SetKwokPath(c, fake("race", race))
+					Expect(c.StartNodeGroup(ctx, 2)).To(Succeed())
+					Expect(c.NodeGroupRunning(2)).To(BeTrue())
+					log, err := os.ReadFile(local.GroupLogPath(c, 2))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(strings.Count(string(log), race)).To(Equal(1))
+					Expect(string(log[strings.LastIndex(string(log), "=== jobconform: start"):])).NotTo(ContainSubstring(race), "the last start is not the one that died")
+
+					Expect(c.StopNodeGroup(2)).To(Succeed())
+					local.SetKwokPath(c, fake("other", "panic: runtime error: invalid memory address or nil pointer dereference"))
+					err = c.StartNodeGroup(ctx, 2)
+					Expect(err).To(MatchError(ContainSubstring("nil pointer dereference")))
+					Expect(c.NodeGroupRunning(2)).To(BeFalse())
+					local.SetKwokPath(c, real)
+					Expect(c.StartNodeGroup(ctx, 2)).To(Succeed())
+					Expect(c.WaitNodesReady(ctx, time.Minute)).To(Succeed())
+				})
+
 				It("swaps the apiserver for another release's binary and back (upgrade drill)", func(ctx SpecContext) {
 					other := otherVersion(v)
 					if other == "" {
