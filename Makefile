@@ -14,7 +14,7 @@ GO         ?= go
 # compiling jobconform's packages and linking its binaries again (about 40 s of two
 # cores before the first suite starts).
 export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
-JOBCONFORM := $(GO) run ./suites/cmd/jobconform
+JOBCONFORM := $(GO) run ./cmd/jobconform
 
 .PHONY: all run test unit bench mutate matrix fidelity drill binaries cluster vet verify fmt clean
 
@@ -162,7 +162,7 @@ endef
 
 bench:
 	$(JOBCONFORM) build --k8s-version $(K8S_VERSION)
-	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test -run '^$$' -bench StartToReady -benchtime 7x -count=1 ./suites/cluster/internal/local/
+	JOBCONFORM_K8S_VERSION=$(K8S_VERSION) $(GO) test -run '^$$' -bench StartToReady -benchtime 7x -count=1 ./internal/cluster/internal/local/
 	@$(stop-on-interrupt) $(call build-bins,./suites/conformance ./suites/chaos) status=0; $(call bench-suite,./suites/conformance) $(call bench-suite,./suites/chaos) exit $$status
 
 ## mutate: the conformance scenarios against the reference controller broken by each fault

@@ -2,7 +2,7 @@
 // its timeline) into what people read: one self-contained HTML file (verdict
 // matrix, a timeline per run drawn as SVG, replacement latencies) and a
 // Markdown summary for CI job pages. It knows no test framework: the suites
-// hand it Specs and the Result each run attached (suites/internal/ginkgoreport
+// hand it Specs and the Result each run attached (internal/ginkgoreport
 // reads them out of Ginkgo's JSON).
 package reports
 

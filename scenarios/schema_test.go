@@ -7,7 +7,7 @@ import (
 )
 
 // The committed schema is what the Go types give: regenerate it with
-// go run ./suites/cmd/jobconform schema > scenarios/scenario.schema.json
+// go run ./cmd/jobconform schema > scenarios/scenario.schema.json
 func TestSchemaFileIsCurrent(t *testing.T) {
 	want, err := Schema()
 	if err != nil {
@@ -18,6 +18,6 @@ func TestSchemaFileIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(want)) {
-		t.Fatal("scenarios/scenario.schema.json is stale: run go run ./suites/cmd/jobconform schema > scenarios/scenario.schema.json")
+		t.Fatal("scenarios/scenario.schema.json is stale: run go run ./cmd/jobconform schema > scenarios/scenario.schema.json")
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"hash/crc32"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,12 +30,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/internal/cluster"
+	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/scenarios"
-	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
-	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
-	"github.com/jobconform/jobconform/suites/internal/k8sbin"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
 
@@ -48,9 +47,6 @@ var once sync.Once
 // Register adds the suite's specs and set-up to Ginkgo's global suite, once;
 // call it before RunSpecs.
 func Register() { once.Do(register) }
-
-// SeedEnv sets the seed of a chaos run.
-const SeedEnv = "JOBCONFORM_CHAOS_SEED"
 
 // shared is what process 1 hands every process: the seed, and the reference
 // controller's binary built once for every cluster.
@@ -73,7 +69,7 @@ func newEnv(ctx context.Context, name string, cs ...runner.Controller) *harness.
 	o, err := harness.OptionsFromEnv()
 	Expect(err).NotTo(HaveOccurred())
 	if o.ProviderName() == "existing" {
-		Skip(fmt.Sprintf("chaos needs clusters the harness controls (local or kind), not one given by %s", harness.EnvKubeconfig))
+		Skip(fmt.Sprintf("chaos needs clusters the harness controls (local or kind), not one given by --kubeconfig"))
 	}
 	o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
 	o.Controllers, o.ReferenceBinary = cs, suite.ReferenceBinary
@@ -97,7 +93,7 @@ func skipInapplicable(s *scenarios.Scenario, c runner.Controller) {
 	if o.ProviderName() == "existing" {
 		return // its release is known once connected
 	}
-	v, err := k8sbin.Resolve(o.Cluster.Version)
+	v, err := release.Resolve(o.Cluster.Version)
 	Expect(err).NotTo(HaveOccurred())
 	why, err := runner.Inapplicable(s, c, v)
 	Expect(err).NotTo(HaveOccurred())
@@ -105,7 +101,7 @@ func skipInapplicable(s *scenarios.Scenario, c runner.Controller) {
 		// The report and the matrix still learn what was skipped, where, for whom.
 		now := time.Now()
 		nodes, gates := o.ReportedSetup()
-		ginkgoreport.Attach(&runner.Result{Scenario: s.Name, Controller: c.Name, Version: v, Skipped: why, Start: now, End: now, Nodes: nodes, Gates: gates}, s.Features)
+		harness.Attach(&runner.Result{Scenario: s.Name, Controller: c.Name, Version: v, Skipped: why, Start: now, End: now, Nodes: nodes, Gates: gates}, s.Features)
 		Skip(why)
 	}
 }
@@ -133,7 +129,7 @@ func run(ctx context.Context, env *harness.Env, s *scenarios.Scenario, c runner.
 		Skip(err.Error())
 	}
 	r := runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes, Gates: env.Gates})
-	ginkgoreport.Attach(r, s.Features)
+	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
 	}
@@ -155,9 +151,10 @@ func register() {
 		o, err := harness.OptionsFromEnv()
 		Expect(err).NotTo(HaveOccurred())
 		sh := shared{Seed: uint64(time.Now().UnixNano()), ReferenceBinary: o.ReferenceBinary}
-		if s := os.Getenv(SeedEnv); s != "" {
-			sh.Seed, err = strconv.ParseUint(s, 10, 64)
-			Expect(err).NotTo(HaveOccurred(), "%s=%q: give an unsigned integer", SeedEnv, s)
+		st, err := harness.Settings()
+		Expect(err).NotTo(HaveOccurred())
+		if st.ChaosSeed != nil {
+			sh.Seed = *st.ChaosSeed
 		}
 		if sh.ReferenceBinary == "" {
 			// Built once here, not once per cluster. A directory of the
@@ -168,7 +165,7 @@ func register() {
 			sh.ReferenceBinary, err = controllers.BuildReference(ctx, dir)
 			Expect(err).NotTo(HaveOccurred())
 		}
-		fmt.Fprintf(os.Stdout, "jobconform chaos: seed %d (rerun with %s=%d)\n", sh.Seed, SeedEnv, sh.Seed)
+		fmt.Fprintf(os.Stdout, "jobconform chaos: seed %d (rerun with --chaos-seed %d)\n", sh.Seed, sh.Seed)
 		AddReportEntry("jobconform.seed", sh.Seed)
 		data, _ := json.Marshal(sh)
 		return data

@@ -33,9 +33,10 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/pods"
-	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
@@ -71,7 +72,7 @@ type shared struct {
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates})
-	ginkgoreport.Attach(r, s.Features)
+	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
 	}
@@ -93,7 +94,7 @@ func register() {
 		var s shared
 		Expect(json.Unmarshal(data, &s)).To(Succeed())
 		var err error
-		env.client, env.version, err = harness.Client(s.Kubeconfig, s.Version)
+		env.client, env.version, err = kube.Client(s.Kubeconfig, s.Version)
 		env.pods, env.nodes, env.gates = s.Pods, s.Nodes, s.Gates
 		Expect(err).NotTo(HaveOccurred())
 	}, NodeTimeout(40*time.Minute))

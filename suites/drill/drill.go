@@ -36,28 +36,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/internal/cluster"
+	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
-	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
-	"github.com/jobconform/jobconform/suites/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/harness"
-	"github.com/jobconform/jobconform/suites/internal/kube"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
 
 // Description is the suite's name in Ginkgo's reports.
 const Description = "jobconform drills"
-
-// The variables the suite reads.
-const (
-	EnvDrills          = "JOBCONFORM_DRILLS"
-	EnvPath            = "JOBCONFORM_DRILL_PATH"
-	EnvUnsupportedSkew = "JOBCONFORM_UNSUPPORTED_SKEW"
-)
-
-// DefaultDrills run when JOBCONFORM_DRILLS says nothing.
-var DefaultDrills = []string{"upgrade-downgrade-upgrade", "emulated-rollback"}
 
 var once sync.Once
 
@@ -76,29 +67,32 @@ func selected() ([]*scenarios.Drill, map[string]*scenarios.Scenario, error) {
 		byName[d.Name] = d
 		names = append(names, d.Name)
 	}
-	unsupported := os.Getenv(EnvUnsupportedSkew) == "true"
-	if p := os.Getenv(EnvPath); p != "" {
+	st, err := harness.Settings()
+	if err != nil {
+		return nil, nil, err
+	}
+	if p := st.DrillPath; p != "" {
 		path, err := scenarios.ParseDrillPath(p)
 		if err != nil {
 			return nil, nil, err
 		}
-		base := byName[DefaultDrills[0]]
+		base := byName[options.DefaultDrills[0]]
 		d := &scenarios.Drill{Name: "path " + p, Description: "the path " + p + " with the flights of " + base.Name,
-			Path: path, Flights: base.Flights, TerminateAtSwap: base.TerminateAtSwap, UnsupportedSkew: unsupported}
+			Path: path, Flights: base.Flights, TerminateAtSwap: base.TerminateAtSwap, UnsupportedSkew: st.UnsupportedSkew}
 		if err := d.Validate(flights); err != nil {
-			return nil, nil, fmt.Errorf("%s=%s: %w", EnvPath, p, err)
+			return nil, nil, fmt.Errorf("--drill-path %s: %w", p, err)
 		}
 		return []*scenarios.Drill{d}, flights, nil
 	}
-	want := DefaultDrills
-	if s := os.Getenv(EnvDrills); s != "" {
-		want = strings.Split(s, ",")
+	want := options.DefaultDrills
+	if len(st.Drills) > 0 {
+		want = st.Drills
 	}
 	var out []*scenarios.Drill
 	for _, n := range want {
 		d := byName[strings.TrimSpace(n)]
 		if d == nil {
-			return nil, nil, fmt.Errorf("%s: no drill %q (the catalog has %s)", EnvDrills, n, strings.Join(names, ", "))
+			return nil, nil, fmt.Errorf("--drills: no drill %q (the catalog has %s)", n, strings.Join(names, ", "))
 		}
 		out = append(out, d)
 	}
@@ -198,7 +192,7 @@ func describeDrill(d *scenarios.Drill, flights map[string]*scenarios.Scenario, c
 					if step, off := managedByOff(d, k); off && c.ManagedBy != nil {
 						failures = twoControllerRisk(failures, r.Namespace+"/"+runner.JobName, step)
 					}
-					ginkgoreport.Attach(r, f.flight.Features)
+					harness.Attach(r, f.flight.Features)
 					if r.Skipped != "" {
 						Skip(r.Skipped)
 					}

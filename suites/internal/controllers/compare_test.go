@@ -22,10 +22,10 @@ import (
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/pods"
-	"github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
-	"github.com/jobconform/jobconform/suites/internal/kube"
-	"github.com/jobconform/jobconform/suites/internal/recorder"
+	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/recorder"
 )
 
 func TestControllers(t *testing.T) {

@@ -26,8 +26,8 @@ import (
 
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/controller/deploy"
-	"github.com/jobconform/jobconform/suites/internal/ports"
-	"github.com/jobconform/jobconform/suites/internal/process"
+	"github.com/jobconform/jobconform/internal/ports"
+	"github.com/jobconform/jobconform/internal/process"
 )
 
 // ReferencePackage is the reference controller's main package.

@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/jobconform/jobconform/chaos"
-	"github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
@@ -20,7 +20,7 @@ import (
 // built-in one and the harness's process for a reference controller.
 func (e *Env) Chaos(c runner.Controller, ref *controllers.Reference) (chaos.Environment, error) {
 	if e.Cluster.Provider() == "existing" {
-		return nil, fmt.Errorf("chaos needs a cluster the harness controls (local or kind), not one given by %s", EnvKubeconfig)
+		return nil, fmt.Errorf("chaos needs a cluster the harness controls (local or kind), not one given by --kubeconfig")
 	}
 	if c.Name != runner.BuiltIn.Name && ref == nil {
 		return nil, fmt.Errorf("chaos against %s: the harness can restart only the controllers it started", c.Name)

@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/scenarios/pods"
-	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
@@ -49,7 +49,7 @@ func (f *fakeCluster) ReturnNode(_ context.Context, n string) error {
 
 func TestChaosNeedsAControlledCluster(t *testing.T) {
 	e := &Env{Cluster: &fakeCluster{provider: "existing"}}
-	if _, err := e.Chaos(runner.BuiltIn, nil); err == nil || !strings.Contains(err.Error(), EnvKubeconfig) {
+	if _, err := e.Chaos(runner.BuiltIn, nil); err == nil || !strings.Contains(err.Error(), "--kubeconfig") {
 		t.Fatalf("chaos on an existing cluster: %v", err)
 	}
 	e = &Env{Cluster: &fakeCluster{provider: "local"}}

@@ -1,8 +1,8 @@
 // Package harness brings up what a controller suite judges against: a
-// cluster from a provider of suites/cluster, the reference controller when it
+// cluster from a provider of internal/cluster, the reference controller when it
 // is under test, and an external controller when the user gives its command.
-// The conformance and chaos suites share it. Its configuration is explicit
-// (Options); OptionsFromEnv reads the JOBCONFORM_* variables, once.
+// The suites share it. Its configuration is explicit (Options), derived from
+// what the suite process was told (Settings: internal/options, read once).
 package harness
 
 import (
@@ -12,88 +12,46 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/internal/cluster"
+	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/scenarios/pods"
-	"github.com/jobconform/jobconform/suites/cluster"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
-	"github.com/jobconform/jobconform/suites/internal/kube"
-	"github.com/jobconform/jobconform/suites/internal/process"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
 
-// The environment variables the suites read (README, "Pointing it elsewhere").
-const (
-	EnvVersion         = "JOBCONFORM_K8S_VERSION"
-	EnvProvider        = "JOBCONFORM_PROVIDER"
-	EnvKubeconfig      = "JOBCONFORM_KUBECONFIG"
-	EnvControllers     = "JOBCONFORM_CONTROLLERS"
-	EnvExternalName    = "JOBCONFORM_EXTERNAL_MANAGED_BY"
-	EnvExternalFinal   = "JOBCONFORM_EXTERNAL_FINALIZER"
-	EnvExternalCommand = "JOBCONFORM_EXTERNAL_COMMAND"
-	// EnvReferenceFaults breaks the reference controller on purpose
-	// (controller/faults.go, comma-separated): what make mutate runs.
-	EnvReferenceFaults = "JOBCONFORM_REFERENCE_FAULTS"
-	// EnvReferenceBinary runs this reference controller executable instead of
-	// building one (jobconform run points it at itself: no checkout needed).
-	EnvReferenceBinary = "JOBCONFORM_REFERENCE_BINARY"
-	// EnvScenarios lists directories of the user's scenarios (separated by
-	// ':'); EnvBuiltinScenarios=false leaves jobconform's catalog out.
-	EnvScenarios        = "JOBCONFORM_SCENARIOS"
-	EnvBuiltinScenarios = "JOBCONFORM_BUILTIN_SCENARIOS"
-	// EnvFeatureGates sets feature gates on every component of a cluster the
-	// harness creates, e.g. JobManagedBy=true (Name=bool, comma-separated).
-	EnvFeatureGates = "JOBCONFORM_FEATURE_GATES"
-	// EnvProgressFile receives the set-up's progress lines too (jobconform run
-	// shows them while Ginkgo holds the suite's own output back).
-	EnvProgressFile = "JOBCONFORM_PROGRESS_FILE"
-	// EnvNodes chooses what plays the local provider's nodes: kwok (default)
-	// or kubelet (real kubelets on containerd; needs root and Debian's
-	// containerd, runc and busybox-static).
-	EnvNodes = "JOBCONFORM_NODES"
-)
-
-// BadInput marks an error in what the user gave (a variable's value, an
+// BadInput marks an error in what the user gave (a setting's value, an
 // external command that does not run): jobconform run exits 2 on it.
 type BadInput struct{ Err error }
 
-// BadInputPrefix starts a BadInput's message, so that it can be told from
-// a failure in a Ginkgo report.
-const BadInputPrefix = "bad input: "
-
-func (b BadInput) Error() string { return BadInputPrefix + b.Err.Error() }
+func (b BadInput) Error() string { return options.BadInputPrefix + b.Err.Error() }
 func (b BadInput) Unwrap() error { return b.Err }
 
-// Scenarios reads EnvScenarios and EnvBuiltinScenarios and loads the
-// scenarios they name.
+// Settings are what this suite process was told (options.Current): a
+// BadInput when they do not hold.
+func Settings() (options.Options, error) {
+	o, err := options.Current()
+	if err != nil {
+		return o, BadInput{err}
+	}
+	return o, nil
+}
+
+// Scenarios loads the scenarios the settings name.
 func Scenarios() (*catalog.Set, error) {
-	builtin := true
-	switch v := os.Getenv(EnvBuiltinScenarios); v {
-	case "", "true":
-	case "false":
-		builtin = false
-	default:
-		return nil, BadInput{fmt.Errorf("%s=%q: write true or false", EnvBuiltinScenarios, v)}
+	o, err := Settings()
+	if err != nil {
+		return nil, err
 	}
-	var dirs []string
-	for _, d := range filepath.SplitList(os.Getenv(EnvScenarios)) {
-		if d != "" {
-			dirs = append(dirs, d)
-		}
-	}
-	if !builtin && len(dirs) == 0 {
-		return nil, BadInput{fmt.Errorf("%s=false and no %s: there is no scenario to run", EnvBuiltinScenarios, EnvScenarios)}
-	}
-	set, err := catalog.Assemble(builtin, dirs...)
+	set, err := catalog.Assemble(o.BuiltinScenarios, o.ScenarioDirs...)
 	if err != nil {
 		return nil, BadInput{err}
 	}
@@ -102,7 +60,7 @@ func Scenarios() (*catalog.Set, error) {
 
 // Options shape the set-up.
 type Options struct {
-	// Provider names the cluster provider (suites/cluster.Names); "" is local,
+	// Provider names the cluster provider (internal/cluster.Names); "" is local,
 	// or existing when Cluster.Kubeconfig is set.
 	Provider string
 	// Cluster describes the cluster (release, extra flags, kubeconfig of an existing one).
@@ -124,73 +82,26 @@ type Options struct {
 	ProgressFile string
 }
 
-// OptionsFromEnv reads the JOBCONFORM_* variables.
+// OptionsFromEnv is the set-up the settings (options.Current) ask for.
 func OptionsFromEnv() (Options, error) {
-	o := Options{
-		Provider:        os.Getenv(EnvProvider),
-		Cluster:         cluster.Config{Version: os.Getenv(EnvVersion), Kubeconfig: os.Getenv(EnvKubeconfig), NodeKind: os.Getenv(EnvNodes)},
-		ExternalCommand: os.Getenv(EnvExternalCommand),
-		ReferenceBinary: os.Getenv(EnvReferenceBinary),
-		ProgressFile:    os.Getenv(EnvProgressFile),
+	st, err := Settings()
+	if err != nil {
+		return Options{}, err
 	}
-	var err error
-	if o.ReferenceFaults, err = referenceFaults(); err != nil {
-		return o, BadInput{err}
-	}
-	if o.Cluster.FeatureGates, err = ParseGates(os.Getenv(EnvFeatureGates)); err != nil {
-		return o, BadInput{fmt.Errorf("%s: %w", EnvFeatureGates, err)}
-	}
-	switch {
-	case o.Cluster.Kubeconfig != "" && o.Provider == "":
-		o.Provider = "existing"
-	case o.Cluster.Kubeconfig != "" && o.Provider != "existing":
-		return o, BadInput{fmt.Errorf("%s and %s=%s: choose one (an existing cluster, or one the harness creates)", EnvKubeconfig, EnvProvider, o.Provider)}
-	}
-	if _, ok := cluster.Providers[o.ProviderName()]; !ok {
-		return o, BadInput{fmt.Errorf("%s=%q: use one of %s (or set %s for an existing cluster)", EnvProvider, o.Provider, strings.Join(cluster.Names(), ", "), EnvKubeconfig)}
-	}
-	switch o.Cluster.NodeKind {
-	case "", cluster.NodesKwok:
-	case cluster.NodesKubelet:
-		if o.ProviderName() != "local" {
-			return o, BadInput{fmt.Errorf("%s=%s is a setting of the local provider; the %s provider has the nodes it has", EnvNodes, o.Cluster.NodeKind, o.ProviderName())}
-		}
-	default:
-		return o, BadInput{fmt.Errorf("%s=%q: use %s or %s", EnvNodes, o.Cluster.NodeKind, cluster.NodesKwok, cluster.NodesKubelet)}
-	}
-	if o.Controllers, err = controllersFromEnv(); err != nil {
-		return o, BadInput{err}
-	}
-	return o, nil
+	return OptionsOf(st), nil
 }
 
-// ParseGates reads feature gates written Name=true,Other=false.
-func ParseGates(s string) (map[string]bool, error) {
-	var gates map[string]bool
-	for _, kv := range strings.Split(s, ",") {
-		if kv = strings.TrimSpace(kv); kv == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" || (v != "true" && v != "false") {
-			return nil, fmt.Errorf("feature gate %q: write Name=true or Name=false", kv)
-		}
-		if gates == nil {
-			gates = map[string]bool{}
-		}
-		gates[k] = v == "true"
+// OptionsOf is the set-up st asks for; st has passed Validate.
+func OptionsOf(st options.Options) Options {
+	return Options{
+		Provider:        st.ProviderName(),
+		Cluster:         cluster.Config{Version: st.Version, Kubeconfig: st.Kubeconfig, NodeKind: st.Nodes, FeatureGates: st.FeatureGates},
+		Controllers:     controllersOf(st),
+		ExternalCommand: st.External.Command,
+		ReferenceFaults: st.ReferenceFaults,
+		ReferenceBinary: st.ReferenceBinary,
+		ProgressFile:    st.ProgressFile,
 	}
-	return gates, nil
-}
-
-// FormatGates writes gates as ParseGates reads them, in name order.
-func FormatGates(gates map[string]bool) string {
-	var out []string
-	for k, v := range gates {
-		out = append(out, fmt.Sprintf("%s=%t", k, v))
-	}
-	sort.Strings(out)
-	return strings.Join(out, ",")
 }
 
 // ReportedSetup is how reports name the cluster o brings up beyond its
@@ -200,7 +111,7 @@ func (o Options) ReportedSetup() (nodes, gates string) {
 	if o.Cluster.NodeKind == cluster.NodesKubelet {
 		nodes = cluster.NodesKubelet
 	}
-	return nodes, FormatGates(o.Cluster.FeatureGates)
+	return nodes, options.FormatGates(o.Cluster.FeatureGates)
 }
 
 // ProviderName is the provider Setup uses.
@@ -211,54 +122,31 @@ func (o Options) ProviderName() string {
 	return o.Provider
 }
 
-// ControllersUnderTest reads JOBCONFORM_CONTROLLERS (default builtin,reference).
-func ControllersUnderTest() ([]runner.Controller, error) { return controllersFromEnv() }
-
-// referenceFaults reads JOBCONFORM_REFERENCE_FAULTS.
-func referenceFaults() ([]string, error) {
-	var out []string
-	for _, name := range strings.Split(os.Getenv(EnvReferenceFaults), ",") {
-		if name = strings.TrimSpace(name); name == "" {
-			continue
-		}
-		if err := (controller.FaultSet{}).Set(name); err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvReferenceFaults, err)
-		}
-		out = append(out, name)
-	}
-	return out, nil
-}
-
-func controllersFromEnv() ([]runner.Controller, error) {
-	faults, err := referenceFaults()
+// ControllersUnderTest are the controllers the settings name.
+func ControllersUnderTest() ([]runner.Controller, error) {
+	st, err := Settings()
 	if err != nil {
 		return nil, err
 	}
-	names := os.Getenv(EnvControllers)
-	if names == "" {
-		names = "builtin,reference"
-	}
+	return controllersOf(st), nil
+}
+
+func controllersOf(st options.Options) []runner.Controller {
 	var out []runner.Controller
-	for _, n := range strings.Split(names, ",") {
-		n = strings.TrimSpace(n)
+	for _, n := range st.Controllers {
 		switch n {
 		case "builtin":
 			out = append(out, runner.BuiltIn)
 		case "reference":
 			ref := runner.Reference
-			ref.Faults = faults // a mutant: its failures are the harness catching it
+			ref.Faults = st.ReferenceFaults // a mutant: its failures are the harness catching it
 			out = append(out, ref)
 		case "external":
-			mb := os.Getenv(EnvExternalName)
-			if mb == "" {
-				return nil, fmt.Errorf("%s has external: set %s to its spec.managedBy value", EnvControllers, EnvExternalName)
-			}
-			out = append(out, runner.Controller{Name: mb, ManagedBy: ptr.To(mb), Finalizer: os.Getenv(EnvExternalFinal)})
-		default:
-			return nil, fmt.Errorf("%s: unknown controller %q (use builtin, reference, external)", EnvControllers, n)
+			mb := st.External.ManagedBy
+			out = append(out, runner.Controller{Name: mb, ManagedBy: ptr.To(mb), Finalizer: st.External.Finalizer})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Env is a running set-up. Only the process that called Setup owns it.
@@ -326,7 +214,7 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 		// Not exec'd: cmd may be a compound command; Stop signals the whole group.
 		e.External.SetCommand("/bin/sh", "-c", "KUBECONFIG='"+strings.ReplaceAll(e.Kubeconfig, "'", `'\''`)+"'; export KUBECONFIG\n"+cmd)
 		if err := e.External.Start(); err != nil {
-			return nil, BadInput{fmt.Errorf("%s: %w", EnvExternalCommand, err)}
+			return nil, BadInput{fmt.Errorf("--external-command: %w", err)}
 		}
 		// A controller runs until stopped: one that ends within its first
 		// seconds was given a wrong command (or cannot reach the cluster).
@@ -379,26 +267,6 @@ func (e *Env) StartReference(ctx context.Context, dir, name string, faults []str
 		return nil, err
 	}
 	return ref, nil
-}
-
-// Client connects to the cluster of kubeconfig, and tells its release.
-func Client(kubeconfig, version string) (kubernetes.Interface, string, error) {
-	rc, err := kube.LoadConfig(kubeconfig)
-	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
-	}
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, "", err
-	}
-	if version == "" {
-		info, err := client.Discovery().ServerVersion()
-		if err != nil {
-			return nil, "", fmt.Errorf("cluster at %s unreachable: check the kubeconfig and that the cluster runs: %w", rc.Host, err)
-		}
-		version = info.GitVersion
-	}
-	return client, version, nil
 }
 
 // Stop stops everything Setup started.

@@ -6,53 +6,39 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jobconform/jobconform/suites/cluster"
+	"github.com/jobconform/jobconform/internal/cluster"
+	"github.com/jobconform/jobconform/internal/options"
 )
 
-func TestControllersUnderTest(t *testing.T) {
-	t.Setenv(EnvControllers, "")
-	cs, err := ControllersUnderTest()
-	if err != nil || len(cs) != 2 || cs[0].Name != "builtin" || cs[1].Name != "reference" {
-		t.Fatalf("default: %v %v", cs, err)
+func TestControllersOf(t *testing.T) {
+	cs := controllersOf(options.Defaults())
+	if len(cs) != 2 || cs[0].Name != "builtin" || cs[1].Name != "reference" {
+		t.Fatalf("default: %v", cs)
 	}
-	t.Setenv(EnvControllers, "builtin, robot")
-	if _, err := ControllersUnderTest(); err == nil || !strings.Contains(err.Error(), `unknown controller "robot"`) {
-		t.Fatalf("unknown controller: %v", err)
+	st := options.Defaults()
+	st.Controllers = []string{"external", "reference"}
+	st.External = options.External{ManagedBy: "example.com/mine", Finalizer: "example.com/tracking"}
+	st.ReferenceFaults = []string{"no-finalizer"}
+	cs = controllersOf(st)
+	if cs[0].Name != "example.com/mine" || *cs[0].ManagedBy != "example.com/mine" || cs[0].Finalizer != "example.com/tracking" {
+		t.Fatalf("external: %+v", cs[0])
 	}
-	t.Setenv(EnvControllers, "external")
-	t.Setenv(EnvExternalName, "")
-	if _, err := ControllersUnderTest(); err == nil || !strings.Contains(err.Error(), EnvExternalName) {
-		t.Fatalf("external without its managedBy: %v", err)
-	}
-	t.Setenv(EnvExternalName, "example.com/mine")
-	t.Setenv(EnvExternalFinal, "example.com/tracking")
-	cs, err = ControllersUnderTest()
-	if err != nil || cs[0].Name != "example.com/mine" || *cs[0].ManagedBy != "example.com/mine" || cs[0].Finalizer != "example.com/tracking" {
-		t.Fatalf("external: %+v %v", cs, err)
+	if len(cs[1].Faults) != 1 {
+		t.Fatalf("the reference controller lost its faults: %+v", cs[1])
 	}
 }
 
-func TestOptionsFromEnvChoosesTheProvider(t *testing.T) {
-	t.Setenv(EnvControllers, "builtin")
-	t.Setenv(EnvKubeconfig, "")
-	t.Setenv(EnvProvider, "minikube")
-	if _, err := OptionsFromEnv(); err == nil || !strings.Contains(err.Error(), "use one of existing, kind, local") {
-		t.Fatalf("unknown provider: %v", err)
+func TestOptionsOfChoosesTheProvider(t *testing.T) {
+	st := options.Defaults()
+	st.Kubeconfig = "/some/kubeconfig"
+	if err := st.Validate(); err != nil {
+		t.Fatal(err)
 	}
-	t.Setenv(EnvProvider, "")
-	t.Setenv(EnvKubeconfig, "/some/kubeconfig")
-	o, err := OptionsFromEnv()
-	if err != nil || o.ProviderName() != "existing" || o.Cluster.Kubeconfig != "/some/kubeconfig" {
-		t.Fatalf("a kubeconfig alone means the existing provider: %+v %v", o, err)
+	if o := OptionsOf(st); o.ProviderName() != "existing" || o.Cluster.Kubeconfig != "/some/kubeconfig" {
+		t.Fatalf("a kubeconfig alone means the existing provider: %+v", o)
 	}
-	t.Setenv(EnvProvider, "kind")
-	if _, err := OptionsFromEnv(); err == nil || !strings.Contains(err.Error(), "choose one") {
-		t.Fatalf("kubeconfig and kind together: %v", err)
-	}
-	t.Setenv(EnvKubeconfig, "")
-	t.Setenv(EnvProvider, "")
-	if o, err := OptionsFromEnv(); err != nil || o.ProviderName() != "local" {
-		t.Fatalf("default: %+v %v", o, err)
+	if o := OptionsOf(options.Defaults()); o.ProviderName() != "local" {
+		t.Fatalf("default: %+v", o)
 	}
 }
 
@@ -78,20 +64,5 @@ func TestSetupReportsAnUnreachableCluster(t *testing.T) {
 	_, err = Setup(t.Context(), Options{Provider: "existing", Cluster: cluster.Config{Kubeconfig: kc + ".missing"}})
 	if err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Fatalf("missing kubeconfig: %v", err)
-	}
-}
-
-func TestParseGates(t *testing.T) {
-	g, err := ParseGates("A=true, B=false,")
-	if err != nil || len(g) != 2 || !g["A"] || g["B"] {
-		t.Fatalf("ParseGates = %v, %v", g, err)
-	}
-	if got := FormatGates(map[string]bool{"B": false, "A": true}); got != "A=true,B=false" {
-		t.Errorf("FormatGates = %q: want name order, as ParseGates reads it", got)
-	}
-	for _, bad := range []string{"A", "A=yes", "=true"} {
-		if _, err := ParseGates(bad); err == nil {
-			t.Errorf("ParseGates(%q) accepted", bad)
-		}
 	}
 }

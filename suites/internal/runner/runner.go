@@ -27,8 +27,8 @@ import (
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/scenarios/timeline"
-	"github.com/jobconform/jobconform/suites/internal/kube"
-	"github.com/jobconform/jobconform/suites/internal/recorder"
+	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/recorder"
 )
 
 // JobName is the name of every scenario's Job (each runs in its own namespace).

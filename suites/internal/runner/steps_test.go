@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/scenarios"
-	"github.com/jobconform/jobconform/suites/internal/recorder"
+	"github.com/jobconform/jobconform/internal/recorder"
 )
 
 // An await after an act is met only by the Job's status from when the act

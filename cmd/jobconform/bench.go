@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/jobconform/jobconform/internal/options"
+)
+
+// bench is make bench: the local provider's start-to-ready (go test's
+// benchmark, median of 7), then the conformance and chaos suites against
+// the controllers under test, each --runs times, with the median wall time.
+func bench(ctx context.Context, args []string) error {
+	if err := checkout(); err != nil {
+		return usageError{err}
+	}
+	o, err := options.FromEnv()
+	if err != nil {
+		return usageError{err}
+	}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	o.AddFlags(fs)
+	runs := fs.Int("runs", 3, "times each suite runs (the median is printed)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *runs < 1 {
+		return usageError{fmt.Errorf("--runs %d: give at least 1", *runs)}
+	}
+	base := o.Run.Artifacts
+	var plans []*plan
+	for _, suite := range []string{"conformance", "chaos"} {
+		so := o
+		so.Run.Suites = []string{suite}
+		p, err := check(ctx, so)
+		if err != nil {
+			return usageError{err}
+		}
+		plans = append(plans, p)
+	}
+	if err := buildReleases(ctx, plans[0].o.Run.Versions, nil, false); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "StartToReady", "-benchtime", "7x", "-count=1", "./internal/cluster/internal/local/")
+	cmd.Env = append(os.Environ(), "JOBCONFORM_K8S_VERSION="+plans[0].o.Run.Versions[0])
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("start-to-ready benchmark: %w", err)
+	}
+	var failed error
+	for _, p := range plans {
+		suite := p.o.Run.Suites[0]
+		var secs []float64
+		for i := 1; i <= *runs; i++ {
+			p.o.Run.Artifacts = filepath.Join(base, "bench", fmt.Sprintf("%s-%d", suite, i))
+			_ = os.RemoveAll(p.o.Run.Artifacts)
+			p.jobs = planJobs(p.o, p.specs)
+			start := time.Now()
+			res, err := p.runJobs(ctx)
+			t := time.Since(start).Seconds()
+			if err == nil {
+				err = res.verdict()
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			status := "all passed"
+			if err != nil {
+				status, failed = "FAILED: "+err.Error(), err
+			}
+			secs = append(secs, t)
+			fmt.Printf("  %s run %d: %.0fs wall (%s); reports in %s\n", suite, i, t, status, p.o.Run.Artifacts)
+		}
+		sort.Float64s(secs)
+		fmt.Printf("%s suite, %v, Kubernetes %s, %d processes: median %.0fs wall of %d runs (set-up included)\n",
+			suite, p.o.ControllerNames(), p.o.Run.Versions[0], p.jobs[0].procs(), secs[len(secs)/2], *runs)
+	}
+	return failed
+}

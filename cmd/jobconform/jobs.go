@@ -1,0 +1,466 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/release"
+	"github.com/jobconform/jobconform/reports"
+)
+
+// job is one suite run: a Ginkgo run of one suite against some controllers
+// at one release, on one kind of node, its reports in dir.
+type job struct {
+	suite string
+	o     options.Options // what its processes are told: one release, its controllers, its nodes
+	dir   string          // artifacts/<release>, artifacts/kubelet-<release>, ...
+	// beside: run in the second stream (see runJobs).
+	beside bool
+}
+
+func (j job) String() string {
+	where := orDefault(j.o.Version, "the existing cluster")
+	if j.o.Nodes == options.NodesKubelet {
+		where += " on kubelet nodes"
+	}
+	if g := options.FormatGates(j.o.FeatureGates); g != "" {
+		where += " with " + g
+	}
+	return fmt.Sprintf("%s suite at %s (%s)", j.suite, where, strings.Join(j.o.ControllerNames(), ", "))
+}
+
+// jobs is the plan of a run, in the order each stream runs it:
+//   - every suite at every release of Versions, against the controllers
+//     under test;
+//   - the conformance and chaos suites at every release of BuiltinAt,
+//     against the built-in controller alone;
+//   - with KubeletConformance, the conformance suite again at the first
+//     release, on kubelet nodes.
+//
+// On a release where JobManagedBy is alpha and off (1.31), the apiserver
+// drops spec.managedBy: a delegated controller's runs there go to a cluster
+// of their own with JobManagedBy=true, reported under
+// artifacts/JobManagedBy/<release> (unless --feature-gates names the gate).
+func planJobs(o options.Options, specs map[string]int) []job {
+	var out []job
+	add := func(suite, v string, controllers []string, nodes, dir string) {
+		jo := o
+		jo.Version, jo.Controllers, jo.Nodes = v, controllers, nodes
+		if v != "" && release.Minor(v) < managedByBeta && hasDelegated(controllers) {
+			if _, set := o.FeatureGates["JobManagedBy"]; !set {
+				var builtin, delegated []string
+				for _, c := range controllers {
+					if c == "builtin" {
+						builtin = append(builtin, c)
+					} else {
+						delegated = append(delegated, c)
+					}
+				}
+				if len(builtin) > 0 {
+					jo.Controllers = builtin
+					out = append(out, job{suite: suite, o: jo, dir: dir})
+				}
+				jo.Controllers = delegated
+				jo.FeatureGates = map[string]bool{"JobManagedBy": true}
+				for k, on := range o.FeatureGates {
+					jo.FeatureGates[k] = on
+				}
+				out = append(out, job{suite: suite, o: jo, dir: filepath.Join(filepath.Dir(dir), "JobManagedBy", filepath.Base(dir))})
+				return
+			}
+		}
+		out = append(out, job{suite: suite, o: jo, dir: dir})
+	}
+	art := o.Run.Artifacts
+	versions := o.Run.Versions
+	if len(versions) == 0 {
+		versions = []string{""} // an existing cluster
+	}
+	for _, v := range versions {
+		for _, s := range o.Run.Suites {
+			add(s, v, o.Controllers, o.Nodes, filepath.Join(art, orDefault(v, "cluster")))
+		}
+	}
+	for _, v := range o.Run.BuiltinAt {
+		for _, s := range o.Run.Suites {
+			if s != "drill" && specs[s] > 0 {
+				add(s, v, []string{"builtin"}, o.Nodes, filepath.Join(art, v))
+			}
+		}
+	}
+	if o.Run.KubeletConformance {
+		add("conformance", versions[0], o.Controllers, options.NodesKubelet, filepath.Join(art, "kubelet-"+versions[0]))
+	}
+	// Two streams, so that neither waits on the other's sleeping specs: in
+	// front the conformance suites, then the chaos suites of the releases
+	// under test, then kubelet nodes; beside them the drills, then the
+	// built-in's chaos suites at the other releases (measured on 2 cores:
+	// the drills and a chaos suite each leave cores idle for minutes).
+	for i := range out {
+		j := &out[i]
+		j.beside = j.suite == "drill" || (j.suite == "chaos" && contains(o.Run.BuiltinAt, j.o.Version))
+	}
+	// In each stream, in this order; beside, the drills first: the longest,
+	// as make run measured them.
+	rank := func(j job) int {
+		r := map[string]int{"conformance": 0, "chaos": 1, "drill": 2}[j.suite]
+		if j.beside && j.suite == "drill" {
+			r = -1
+		}
+		if j.o.Nodes == options.NodesKubelet && o.Nodes != options.NodesKubelet {
+			r += 10
+		}
+		return r
+	}
+	sort.SliceStable(out, func(a, b int) bool { return rank(out[a]) < rank(out[b]) })
+	return out
+}
+
+// managedByBeta is the first minor where JobManagedBy is on by default.
+const managedByBeta = 32
+
+func hasDelegated(controllers []string) bool {
+	for _, c := range controllers {
+		if c != "builtin" {
+			return true
+		}
+	}
+	return false
+}
+
+// procs is how many Ginkgo processes run j: the chaos and drill suites bring
+// up a cluster per spec, so fewer.
+func (j job) procs() int {
+	if j.suite == "conformance" {
+		return j.o.Run.Procs
+	}
+	return j.o.Run.ClusterProcs
+}
+
+// outcome is what the jobs left: the reports, and what went wrong beyond
+// the verdicts.
+type outcome struct {
+	artifacts string
+	runs      []reports.Run
+	reports   []string // the merged report.json of each directory
+	errs      []error  // suites that ended badly beyond their specs
+	fidelity  [2]string
+}
+
+// runJobs runs the plan's jobs in two streams side by side (the front one
+// on this terminal, the other into artifacts/beside.log, its summary lines
+// printed at the end), then merges each directory's reports and writes
+// report.html. A suite that failed on the user's input stops the run with a
+// usageError; an interrupt stops both streams after their current suites.
+func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
+	bin, err := os.MkdirTemp("", "jobconform-run-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(bin)
+	if err := p.writeScripts(bin); err != nil {
+		return nil, err
+	}
+	art := p.o.Run.Artifacts
+	if err := os.MkdirAll(art, 0o755); err != nil {
+		return nil, err
+	}
+	var front, beside []job
+	for _, j := range p.jobs {
+		if j.beside {
+			beside = append(beside, j)
+		} else {
+			front = append(front, j)
+		}
+		// A report left by an earlier run must not stand for this one.
+		_ = os.Remove(filepath.Join(j.dir, "report-"+j.suite+".json"))
+		_ = os.Remove(filepath.Join(j.dir, "report.json"))
+	}
+	res := &outcome{artifacts: art}
+	var mu sync.Mutex
+	var bad []string
+	stream := func(jobs []job, out io.Writer, name string) {
+		for i, j := range jobs {
+			if ctx.Err() != nil {
+				return
+			}
+			fmt.Fprintf(os.Stderr, "jobconform: [%s %d/%d] running the %s, %d processes; reports in %s\n", name, i+1, len(jobs), j, j.procs(), j.dir)
+			start := time.Now()
+			code, err := p.runJob(ctx, bin, j, out, name == "front")
+			msg, rerr := badInput(filepath.Join(j.dir, "report-"+j.suite+".json"))
+			mu.Lock()
+			switch {
+			case ctx.Err() != nil:
+			case err != nil:
+				res.errs = append(res.errs, fmt.Errorf("%s: %w", j, err))
+			case rerr != nil:
+				res.errs = append(res.errs, fmt.Errorf("%s: Ginkgo wrote no report (exit code %d): %w", j, code, rerr))
+			case msg != "":
+				bad = append(bad, msg)
+			case code != 0:
+				res.errs = append(res.errs, fmt.Errorf("%s: Ginkgo exit code %d", j, code))
+			}
+			mu.Unlock()
+			if name != "front" {
+				fmt.Fprintf(os.Stderr, "jobconform: [%s %d/%d] the %s ended after %s (exit code %d)\n", name, i+1, len(jobs), j, time.Since(start).Round(time.Second), code)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	var besideLog string
+	if len(beside) > 0 {
+		besideLog = filepath.Join(art, "beside.log")
+		f, err := os.Create(besideLog)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		fmt.Fprintf(os.Stderr, "jobconform: beside the other suites: %s; output in %s\n", describeJobs(beside), besideLog)
+		wg.Add(1)
+		go func() { defer wg.Done(); stream(beside, f, "beside") }()
+	}
+	stream(front, os.Stdout, "front")
+	if len(beside) > 0 && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "jobconform: waiting for the suites beside (%s)\n", besideLog)
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // interrupted: Ginkgo stopped the suites
+	}
+	if besideLog != "" {
+		printSummaryLines(besideLog, os.Stdout)
+	}
+	if len(bad) > 0 {
+		return nil, usageError{errors.New(strings.Join(bad, "\n"))}
+	}
+	if err := res.collect(p.jobs); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func describeJobs(jobs []job) string {
+	var out []string
+	for _, j := range jobs {
+		out = append(out, j.String())
+	}
+	return strings.Join(out, ", then ")
+}
+
+// summaryLine is a line of a Ginkgo run's summary, as CI logs show them.
+var summaryLine = regexp.MustCompile(`^(Running Suite:|Ran [0-9]+ of [0-9]+ Specs|SUCCESS!|FAIL!|  jobconform [a-z]+ verdicts|  +[0-9]+ passed)`)
+
+// printSummaryLines copies the summary lines of a log to w.
+func printSummaryLines(path string, w io.Writer) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if summaryLine.MatchString(sc.Text()) {
+			fmt.Fprintln(w, sc.Text())
+		}
+	}
+}
+
+// runJob runs one suite with Ginkgo in a child process of this binary
+// (jobconform ginkgo …), its settings in options.Env, and returns Ginkgo's
+// exit code. Its output goes to out; the set-up's progress, which Ginkgo
+// holds back until a suite ends, is shown as it comes when show is set.
+func (p *plan) runJob(ctx context.Context, bin string, j job, out io.Writer, show bool) (int, error) {
+	if err := os.MkdirAll(j.dir, 0o755); err != nil {
+		return 0, err
+	}
+	o := j.o
+	o.ReferenceBinary = filepath.Join(bin, "reference-controller")
+	o.ProgressFile = filepath.Join(j.dir, "progress-"+j.suite+".log")
+	if o.External.Command != "" {
+		o.External.Command = "cd " + shellQuote(p.cwd) + " || exit 1\n" + o.External.Command
+	}
+	_ = os.Remove(o.ProgressFile) // each suite's set-up shown once
+	env, err := o.Environ()
+	if err != nil {
+		return 0, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(self, append([]string{"ginkgo"}, j.ginkgoArgs(bin, out)...)...)
+	cmd.Env = append(os.Environ(), env)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	stopTail := func() {}
+	if show {
+		stopTail = tail(o.ProgressFile, os.Stderr, "  | ")
+	}
+	// An interrupt reaches Ginkgo as from a terminal: it stops its
+	// processes, which stop what they started.
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-ctx.Done():
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		werr = <-done
+	}
+	stopTail()
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		return ee.ExitCode(), nil
+	}
+	return 0, werr
+}
+
+// ginkgoArgs are the Ginkgo flags of j (Ginkgo takes one process count per
+// run). --randomize-all: the specs' priorities (longest first) order every
+// spec, not only the top-level containers.
+func (j job) ginkgoArgs(bin string, out io.Writer) []string {
+	r := j.o.Run
+	args := []string{"--keep-going", "--randomize-all", "--timeout=" + r.Timeout.String(), "--output-dir=" + j.dir,
+		"--junit-report=junit-" + j.suite + ".xml", "--json-report=report-" + j.suite + ".json"}
+	if procs := j.procs(); procs > 1 {
+		args = append(args, "-p", fmt.Sprintf("--procs=%d", procs))
+	}
+	if f, ok := out.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		args = append(args, "--no-color")
+	}
+	if r.LabelFilter != "" {
+		args = append(args, "--label-filter="+r.LabelFilter)
+	}
+	if r.Focus != "" {
+		args = append(args, "--focus="+r.Focus)
+	}
+	return append(args, filepath.Join(bin, suiteScript(j.suite)))
+}
+
+// writeScripts writes the suites' executables into bin: scripts that run
+// this binary as a suite process (Ginkgo runs them as compiled test
+// binaries, its parallel processes included), from the user's directory,
+// and the reference controller.
+func (p *plan) writeScripts(bin string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the jobconform binary: %w", err)
+	}
+	script := func(name, body string) error {
+		if err := os.MkdirAll(filepath.Join(bin, filepath.Dir(name)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755)
+	}
+	for _, s := range options.Suites {
+		if err := script(suiteScript(s), fmt.Sprintf("cd %s || exit 1\nexec %s suite-process %s \"$@\"", shellQuote(p.cwd), shellQuote(self), s)); err != nil {
+			return err
+		}
+	}
+	return script("reference-controller", fmt.Sprintf("exec %s reference-controller \"$@\"", shellQuote(self)))
+}
+
+// suiteScript is where a suite's script goes under the run's directory: a
+// directory each, because Ginkgo names a precompiled suite's reports after its
+// directory, and two suites in one directory would overwrite each other's.
+func suiteScript(suite string) string { return filepath.Join(suite, suite+".test") }
+
+// shellQuote quotes s for /bin/sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// collect merges each directory's suite reports into its report.json (one
+// per release, as tools read them), loads the runs, and notes the kwok and
+// kubelet reports of a fidelity comparison.
+func (res *outcome) collect(jobs []job) error {
+	parts := map[string][]string{}
+	var dirs []string
+	for _, j := range jobs {
+		if parts[j.dir] == nil {
+			dirs = append(dirs, j.dir)
+		}
+		part := filepath.Join(j.dir, "report-"+j.suite+".json")
+		if _, err := os.Stat(part); err == nil && !contains(parts[j.dir], part) {
+			parts[j.dir] = append(parts[j.dir], part)
+		}
+		if j.o.Run.KubeletConformance && j.suite == "conformance" {
+			i := 0
+			if j.o.Nodes == options.NodesKubelet {
+				i = 1
+			}
+			if res.fidelity[i] == "" {
+				res.fidelity[i] = filepath.Join(j.dir, "report.json")
+			}
+		}
+	}
+	for _, dir := range dirs {
+		if len(parts[dir]) == 0 {
+			continue
+		}
+		report := filepath.Join(dir, "report.json")
+		if err := mergeReports(report, parts[dir]); err != nil {
+			return err
+		}
+		rs, err := ginkgoreport.Load(report)
+		if err != nil {
+			return err
+		}
+		for i := range rs {
+			if rs[i].Version == "" { // a spec that failed before it ran a scenario
+				rs[i].Version = orDefault(releaseOfDir(filepath.Base(dir)), "?")
+			}
+		}
+		res.runs = append(res.runs, rs...)
+		res.reports = append(res.reports, report)
+	}
+	return nil
+}
+
+// verdict writes report.html, summary.md and (for a kubelet comparison) the
+// fidelity table, prints the verdicts, and returns an error for any
+// non-conformance or a run that judged nothing.
+func (res *outcome) verdict() error {
+	reports.Sort(res.runs)
+	path, err := reports.Write(res.artifacts, "jobconform", res.runs)
+	if err != nil {
+		return err
+	}
+	failed := printVerdicts(os.Stdout, res.runs)
+	var errs []error
+	if res.fidelity[0] != "" && res.fidelity[1] != "" {
+		out := filepath.Join(res.artifacts, "fidelity.md")
+		if err := fidelity([]string{"--kwok", res.fidelity[0], "--kubelet", res.fidelity[1], "--out", out}); err != nil {
+			errs = append(errs, fmt.Errorf("fidelity: %w", err))
+		}
+	}
+	var dirs []string
+	for _, f := range res.reports {
+		dirs = append(dirs, filepath.Dir(f))
+	}
+	fmt.Printf("\nreport: %s\nsummary: %s\nJUnit and Ginkgo JSON: %s\n", path, filepath.Join(res.artifacts, "summary.md"), strings.Join(dirs, " "))
+	if failed > 0 {
+		errs = append(errs, fmt.Errorf("%d specs failed: the controllers under test broke promises (see the report)", failed))
+	}
+	if err := unjudged(res.runs); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(append(errs, res.errs...)...)
+}

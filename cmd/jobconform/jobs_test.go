@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jobconform/jobconform/internal/options"
+)
+
+// The plan of make run and make test: which suite runs where, against whom,
+// in which stream, with its reports where.
+func TestPlanJobs(t *testing.T) {
+	o := options.Defaults()
+	o.Run.Artifacts = "/a"
+	o.Run.Versions = []string{"v1.37.1"}
+	o.Run.BuiltinAt = []string{"v1.36.3"}
+	o.Run.Suites = []string{"conformance", "chaos", "drill"}
+	o.Run.KubeletConformance = true
+	specs := map[string]int{"conformance": 1, "chaos": 1, "drill": 1}
+	var got []string
+	for _, j := range planJobs(o, specs) {
+		stream := "front"
+		if j.beside {
+			stream = "beside"
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %s %s %s", stream, j.suite, j.o.Version, strings.Join(j.o.Controllers, ","), orDefault(j.o.Nodes, "kwok"), j.dir))
+	}
+	want := []string{ // each stream runs its jobs in this order
+		"beside drill v1.37.1 builtin,reference kwok /a/v1.37.1",
+		"front conformance v1.37.1 builtin,reference kwok /a/v1.37.1",
+		"front conformance v1.36.3 builtin kwok /a/v1.36.3",
+		"front chaos v1.37.1 builtin,reference kwok /a/v1.37.1",
+		"beside chaos v1.36.3 builtin kwok /a/v1.36.3",
+		"front conformance v1.37.1 builtin,reference kubelet /a/kubelet-v1.37.1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// On 1.31 the apiserver drops spec.managedBy unless JobManagedBy is on: the
+// delegated controllers run on a cluster of their own with the gate, the
+// built-in where it is off, as on any cluster of that release.
+func TestPlanJobsManagedByGate(t *testing.T) {
+	o := options.Defaults()
+	o.Run.Artifacts = "/a"
+	o.Run.Versions = []string{"v1.31.4"}
+	o.Run.Suites = []string{"conformance"}
+	jobs := planJobs(o, map[string]int{"conformance": 1})
+	if len(jobs) != 2 {
+		t.Fatalf("%d jobs, want 2: %v", len(jobs), jobs)
+	}
+	if b := jobs[0]; strings.Join(b.o.Controllers, ",") != "builtin" || len(b.o.FeatureGates) != 0 || b.dir != "/a/v1.31.4" {
+		t.Errorf("built-in job: %v in %s", b, b.dir)
+	}
+	if r := jobs[1]; strings.Join(r.o.Controllers, ",") != "reference" || !r.o.FeatureGates["JobManagedBy"] || r.dir != "/a/JobManagedBy/v1.31.4" {
+		t.Errorf("delegated job: %v in %s", r, r.dir)
+	}
+	o.FeatureGates = map[string]bool{"JobManagedBy": false} // the user's word wins
+	if jobs := planJobs(o, map[string]int{"conformance": 1}); len(jobs) != 1 {
+		t.Errorf("with the gate given: %d jobs, want 1", len(jobs))
+	}
+	o.FeatureGates = nil
+	o.Run.Versions = []string{"v1.32.5"}
+	if jobs := planJobs(o, map[string]int{"conformance": 1}); len(jobs) != 1 {
+		t.Errorf("on 1.32: %d jobs, want 1", len(jobs))
+	}
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/internal/k8sbin"
+	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/release"
+	"github.com/jobconform/jobconform/reports"
+)
+
+// mutantLabels is, for each fault of controller.Catalog, the Ginkgo label
+// filter of the conformance scenarios that exercise the code it breaks: make
+// mutate runs those against the reference controller broken that way.
+var mutantLabels = map[controller.Fault]string{
+	controller.FaultReplaceTerminating:      "podReplacementPolicy",
+	controller.FaultEarlyTerminal:           "terminalConditions",
+	controller.FaultStaleStartTime:          "suspend",
+	controller.FaultBuiltInFinalizer:        "tracking",
+	controller.FaultNoFinalizer:             "tracking",
+	controller.FaultCompletionAtTarget:      "terminalConditions || successPolicy",
+	controller.FaultNoTerminalEvent:         "terminalConditions",
+	controller.FaultDoubleTerminalEvent:     "terminalConditions",
+	controller.FaultNoTerminatingCount:      "podReplacementPolicy",
+	controller.FaultReadyCountsTerminated:   "readiness",
+	controller.FaultBackoffLimitOffByOne:    "backoff",
+	controller.FaultCountIgnored:            "podFailurePolicy",
+	controller.FaultIgnoreFailJob:           "podFailurePolicy",
+	controller.FaultNoSuspendedCondition:    "suspend",
+	controller.FaultNoDeadline:              "deadline",
+	controller.FaultIgnoreSuccessPolicy:     "successPolicy",
+	controller.FaultGlobalBackoffPerIndex:   "backoffPerIndex",
+	controller.FaultNoFailedIndexes:         "backoffPerIndex",
+	controller.FaultWrongDeadlineReason:     "deadline",
+	controller.FaultReadyNeverSet:           "readiness",
+	controller.FaultKeepFinalizers:          "tracking || terminalConditions || successPolicy",
+	controller.FaultNoResumeReplacement:     "suspend",
+	controller.FaultConstantBackoff:         "backoff",
+	controller.FaultNoBackoff:               "backoff",
+	controller.FaultUnfinalizeFirst:         "tracking || terminalConditions",
+	controller.FaultFailedWithoutTarget:     "terminalConditions",
+	controller.FaultDeadlineFromCreation:    "deadline",
+	controller.FaultNoSuspendEvents:         "suspend",
+	controller.FaultCountSuspendedPods:      "suspend",
+	controller.FaultActiveCountsTerminating: "podReplacementPolicy",
+}
+
+// mutant is one fault's outcome.
+type mutant struct {
+	Fault   string   `json:"fault"`
+	Breaks  string   `json:"breaks"`
+	Labels  string   `json:"labels"`
+	Caught  bool     `json:"caught"`
+	By      []string `json:"by,omitempty"` // "scenario: invariant or step"
+	Specs   int      `json:"specs"`
+	Error   string   `json:"error,omitempty"`
+	Seconds float64  `json:"seconds"`
+}
+
+// mutate runs the conformance scenarios against the reference controller
+// broken by each fault in turn and prints the mutation score.
+func mutate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
+	version := fs.String("k8s-version", release.Default, "Kubernetes release of the local cluster")
+	procs := fs.Int("procs", 6, "parallel Ginkgo processes per fault")
+	out := fs.String("out", filepath.Join(options.Artifacts(), "mutate"), "directory for each fault's reports and mutation.{md,json}")
+	only := fs.String("faults", "", "comma-separated faults to run (default: every fault of controller/faults.go)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var faults []controller.Fault
+	if *only == "" {
+		faults = controller.Faults()
+	} else {
+		for _, name := range strings.Split(*only, ",") {
+			if err := (controller.FaultSet{}).Set(name); err != nil {
+				return usageError{err}
+			}
+			faults = append(faults, controller.Fault(name))
+		}
+	}
+	for _, f := range faults {
+		if mutantLabels[f] == "" {
+			return fmt.Errorf("fault %s has no scenarios to run in mutantLabels (cmd/jobconform/mutate.go)", f)
+		}
+	}
+	if _, err := (&k8sbin.Builder{Progress: os.Stderr}).Ensure(ctx, *version); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	var results []mutant
+	for i, f := range faults {
+		m := runMutant(ctx, f, *version, *procs, filepath.Join(*out, string(f)))
+		results = append(results, m)
+		verdict := "MISSED"
+		switch {
+		case m.Error != "":
+			verdict = "ERROR: " + m.Error
+		case m.Caught:
+			verdict = "caught by " + strings.Join(m.By, "; ")
+		}
+		fmt.Fprintf(os.Stderr, "[%d/%d] %s (%s, %d specs, %.0fs): %s\n", i+1, len(faults), f, m.Labels, m.Specs, m.Seconds, verdict)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	caught := 0
+	for _, m := range results {
+		if m.Caught {
+			caught++
+		}
+	}
+	var md strings.Builder
+	writeMutation(&md, results, *version)
+	fmt.Print(md.String())
+	if err := os.WriteFile(filepath.Join(*out, "mutation.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(results, "", "  ")
+	if err := os.WriteFile(filepath.Join(*out, "mutation.json"), data, 0o644); err != nil {
+		return err
+	}
+	if path, err := writeMutationReport(*out, faults); err != nil {
+		fmt.Fprintf(os.Stderr, "no HTML report: %v\n", err)
+	} else {
+		fmt.Printf("report: %s\n", path)
+	}
+	if caught < len(results) {
+		return fmt.Errorf("mutation score %d/%d: %d faults not caught (see %s)", caught, len(results), len(results)-caught, filepath.Join(*out, "mutation.md"))
+	}
+	return nil
+}
+
+// runMutant runs the fault's scenarios against the reference controller
+// broken by it, as jobconform run runs a suite, and reads which specs
+// failed, and through what.
+func runMutant(ctx context.Context, f controller.Fault, version string, procs int, dir string) (m mutant) {
+	m = mutant{Fault: string(f), Breaks: controller.Catalog[f], Labels: mutantLabels[f]}
+	start := time.Now()
+	defer func() { m.Seconds = time.Since(start).Seconds() }()
+	fail := func(err error) mutant { m.Error = err.Error(); return m }
+	o := options.Defaults()
+	o.Controllers, o.ReferenceFaults = []string{"reference"}, []string{string(f)}
+	o.Run.Versions, o.Run.Suites, o.Run.LabelFilter = []string{version}, []string{"conformance"}, m.Labels
+	o.Run.Procs, o.Run.Artifacts, o.Run.Timeout = procs, dir, 30*time.Minute
+	p, err := check(ctx, o)
+	if err != nil {
+		return fail(err)
+	}
+	bin, err := os.MkdirTemp("", "jobconform-mutant-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(bin)
+	if err := p.writeScripts(bin); err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	log, err := os.Create(filepath.Join(dir, "ginkgo.log"))
+	if err != nil {
+		return fail(err)
+	}
+	defer log.Close()
+	j := p.jobs[0]
+	j.dir = dir
+	_, _ = p.runJob(ctx, bin, j, log, false) // failing specs are the point; the report says which
+	runs, err := ginkgoreport.Load(filepath.Join(dir, "report-conformance.json"))
+	if err != nil {
+		m.Error = fmt.Sprintf("no report (%v); see %s", err, log.Name())
+		return m
+	}
+	m.Caught, m.By, m.Specs, m.Error = judge(runs)
+	return m
+}
+
+// judge reads a mutant's runs: caught when a scenario ran and failed on the
+// controller (a broken step or invariant). A run that failed only through
+// the harness (no cluster, an API error) proves nothing about the fault.
+func judge(runs []reports.Run) (caught bool, by []string, specs int, harnessErr string) {
+	for _, r := range runs {
+		if r.Verdict == "skip" {
+			continue
+		}
+		specs++
+		for _, f := range r.Failures {
+			if strings.HasPrefix(f, "harness error:") {
+				harnessErr = r.Scenario + ": " + f
+				continue
+			}
+			caught = true
+			what, _, _ := strings.Cut(f, ":")
+			if len(r.Violations) > 0 {
+				what = "invariant " + r.Violations[0].Invariant
+			}
+			by = append(by, r.Scenario+": "+what)
+			break
+		}
+	}
+	if specs == 0 && harnessErr == "" {
+		harnessErr = "no scenario ran"
+	}
+	if caught {
+		harnessErr = ""
+	}
+	return caught, by, specs, harnessErr
+}
+
+// writeMutationReport writes report.html and summary.md of every mutant's
+// runs, each fault a row of the report's negative controls.
+func writeMutationReport(dir string, faults []controller.Fault) (string, error) {
+	var all []reports.Run
+	for _, f := range faults {
+		runs, err := ginkgoreport.Load(filepath.Join(dir, string(f), "report-conformance.json"))
+		if err != nil {
+			continue // its row in mutation.md says why
+		}
+		for _, r := range runs {
+			if r.Verdict == "skip" {
+				continue // outside the fault's label filter
+			}
+			// A mutant's conformance spec fails when it is caught; in the
+			// report that is the harness working, as for the chaos suite's
+			// controls, whose specs pass when they catch their fault.
+			if caught, _, _, _ := judge([]reports.Run{r}); caught {
+				r.SpecVerdict = "PASS"
+			}
+			all = append(all, r)
+		}
+	}
+	return reports.Write(dir, "jobconform mutation testing", all)
+}
+
+// writeMutation renders the score and the table.
+func writeMutation(w io.Writer, results []mutant, version string) {
+	caught := 0
+	for _, m := range results {
+		if m.Caught {
+			caught++
+		}
+	}
+	fmt.Fprintf(w, "\n## Mutation score: %d/%d faults caught (reference controller, Kubernetes %s)\n\n", caught, len(results), version)
+	fmt.Fprintf(w, "| fault | breaks | scenarios | caught by |\n|---|---|---|---|\n")
+	for _, m := range results {
+		by := "**MISSED**"
+		switch {
+		case m.Error != "":
+			by = "**ERROR** " + m.Error
+		case m.Caught:
+			by = strings.Join(m.By, "<br>")
+		}
+		fmt.Fprintf(w, "| %s | %s | %s (%d specs) | %s |\n", m.Fault, m.Breaks, m.Labels, m.Specs, by)
+	}
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/release"
+	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/catalog"
+)
+
+// plan is a checked run: the settings with absolute paths, the scenarios,
+// and the suite runs (jobs) to carry out.
+type plan struct {
+	o         options.Options
+	cwd       string
+	scenarios *catalog.Set
+	specs     map[string]int // suite → selected scenario specs
+	jobs      []job
+}
+
+// runFlags parses jobconform run's flags over the environment's settings
+// (options.FromEnv): the one place either is read.
+func runFlags(args []string) (options.Options, error) {
+	o, err := options.FromEnv()
+	if err != nil {
+		return o, err
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("run takes no arguments (got %q): give scenario directories with --scenarios", fs.Args())
+	}
+	return o, nil
+}
+
+// check validates o without starting anything: every error is the user's to
+// fix (exit 2).
+func check(ctx context.Context, o options.Options) (*plan, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	p := &plan{o: o}
+	var err error
+	if p.cwd, err = os.Getwd(); err != nil {
+		return nil, err
+	}
+	abs := func(path string) string {
+		if path == "" || filepath.IsAbs(path) {
+			return path
+		}
+		return filepath.Join(p.cwd, path)
+	}
+	p.o.Kubeconfig, p.o.Run.Artifacts = abs(o.Kubeconfig), abs(o.Run.Artifacts)
+	p.o.ScenarioDirs = nil
+	for _, d := range o.ScenarioDirs {
+		p.o.ScenarioDirs = append(p.o.ScenarioDirs, abs(d))
+	}
+	if p.o.ProviderName() == "existing" {
+		if err := reachable(ctx, p.o.Kubeconfig); err != nil {
+			return nil, err
+		}
+	} else if len(p.o.Run.Versions) == 0 {
+		p.o.Run.Versions = []string{release.Default}
+	}
+	if p.scenarios, err = catalog.Assemble(o.BuiltinScenarios, p.o.ScenarioDirs...); err != nil {
+		return nil, err
+	}
+	if err := p.selectSpecs(); err != nil {
+		return nil, err
+	}
+	p.jobs = planJobs(p.o, p.specs)
+	return p, nil
+}
+
+// selectSpecs counts the specs the filters select in each suite, and drops
+// the suites they select none of.
+func (p *plan) selectSpecs() error {
+	r := p.o.Run
+	match := func([]string) bool { return true }
+	if r.LabelFilter != "" {
+		f, err := types.ParseLabelFilter(r.LabelFilter)
+		if err != nil {
+			return fmt.Errorf("--label-filter %q: %v", r.LabelFilter, err)
+		}
+		match = f
+	}
+	focus := regexp.MustCompile("")
+	if r.Focus != "" {
+		var err error
+		if focus, err = regexp.Compile(r.Focus); err != nil {
+			return fmt.Errorf("--focus %q: %v", r.Focus, err)
+		}
+	}
+	p.specs = map[string]int{}
+	var kept []string
+	for _, suite := range r.Suites {
+		if suite == "drill" {
+			p.specs[suite] = len(p.o.Drills) + 1 // flights are chosen inside the suite
+			kept = append(kept, suite)
+			continue
+		}
+		all, labels := p.scenarios.Conformance, []string(nil)
+		if suite == "chaos" {
+			all, labels = p.scenarios.Chaos, []string{"chaos"}
+		}
+		for _, s := range all {
+			for _, ctl := range p.o.ControllerNames() {
+				text := fmt.Sprintf("%s [%s] %s", suite, ctl, s.Name)
+				if s.ForController(ctl) && match(append(append([]string(nil), labels...), s.Features...)) && focus.MatchString(text) {
+					p.specs[suite]++
+				}
+			}
+		}
+		if p.specs[suite] > 0 {
+			kept = append(kept, suite)
+		}
+	}
+	if len(kept) == 0 {
+		return fmt.Errorf("the filters select no scenario of the suites %s (label filter %q, focus %q; features: %s): run jobconform list to see the scenarios",
+			strings.Join(r.Suites, ", "), r.LabelFilter, r.Focus, strings.Join(scenarios.Features, ", "))
+	}
+	p.o.Run.Suites = kept
+	return nil
+}
+
+// reachable checks that an existing cluster answers.
+func reachable(ctx context.Context, kubeconfig string) error {
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return fmt.Errorf("--kubeconfig: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := kube.Client(kubeconfig, "")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		}
+		return nil
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("--kubeconfig %s: the cluster did not answer within 30s: check that it runs and the kubeconfig's server address", kubeconfig)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runSuites is jobconform run: check the input, build what the releases
+// need, run the plan's jobs (two streams side by side, see jobs.go), then
+// write the report and print the verdicts. It returns a usageError for bad
+// input, an error for any non-conformance.
+func runSuites(ctx context.Context, args []string) error {
+	o, err := runFlags(args)
+	if err != nil {
+		return usageError{err}
+	}
+	p, err := check(ctx, o)
+	if err != nil {
+		return usageError{err}
+	}
+	return p.execute(ctx)
+}
+
+// execute builds what the plan needs and runs it.
+func (p *plan) execute(ctx context.Context) error {
+	for _, s := range p.o.Run.Suites {
+		fmt.Fprintf(os.Stderr, "jobconform: %s suite: %d scenario runs selected (%s; controllers %s)\n", s, p.specs[s], describeSources(p), strings.Join(p.o.ControllerNames(), ", "))
+	}
+	if err := buildReleases(ctx, p.o.Run.Versions, p.o.Run.BuiltinAt, p.o.Run.KubeletConformance || p.o.Nodes == options.NodesKubelet); err != nil {
+		return err
+	}
+	res, err := p.runJobs(ctx)
+	if err != nil {
+		return err
+	}
+	return res.verdict()
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func describeSources(p *plan) string {
+	var parts []string
+	if p.o.BuiltinScenarios {
+		parts = append(parts, "jobconform's catalog")
+	}
+	parts = append(parts, p.o.ScenarioDirs...)
+	return strings.Join(parts, " + ")
+}
+
+// usageError marks bad input (exit code 2).
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+var errInterrupted = errors.New("interrupted")

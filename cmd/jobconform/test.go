@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/release"
+)
+
+// module is this repository's module path: the developers' commands (test,
+// bench) run from its checkout.
+const module = "github.com/jobconform/jobconform"
+
+// checkout fails unless the working directory is jobconform's checkout.
+func checkout() error {
+	data, err := os.ReadFile("go.mod")
+	if err != nil || !bytes.Contains(data, []byte("module "+module+"\n")) {
+		return errors.New("run this from jobconform's checkout (the directory of its go.mod): it runs go test on the packages there")
+	}
+	return nil
+}
+
+// The suites' packages, which go test leaves to jobconform run.
+var suitePackages = []string{module + "/suites/conformance", module + "/suites/chaos", module + "/suites/drill"}
+
+// test is make test: what the tests need, installed or asked for before any
+// build; the binaries of both releases; go test on every package but the
+// suites (unit tests, and integration specs that start local clusters at
+// both releases, on kwok and on kubelet nodes); then the suites as
+// jobconform run runs them, with the conformance suite again on kubelet
+// nodes and the fidelity table.
+func test(ctx context.Context, args []string) error {
+	if err := checkout(); err != nil {
+		return usageError{err}
+	}
+	o, err := options.FromEnv()
+	if err != nil {
+		return usageError{err}
+	}
+	o.Run.Suites = []string{"conformance", "chaos", "drill"}
+	o.Run.KubeletConformance = true
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	o.AddFlags(fs)
+	goTest := fs.Bool("go-test", true, "run go test on the packages before the suites")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if err := ensurePackages(ctx); err != nil {
+		return usageError{err}
+	}
+	p, err := check(ctx, o)
+	if err != nil {
+		return usageError{err}
+	}
+	// The integration specs run at the previous minor too.
+	if err := buildReleases(ctx, p.o.Run.Versions, []string{release.Previous}, true); err != nil {
+		return err
+	}
+	var errs []error
+	if *goTest {
+		if err := goTestPackages(ctx, append(p.o.Run.Versions, release.Previous)); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			errs = append(errs, err)
+		}
+	}
+	res, err := p.runJobs(ctx)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	return errors.Join(append(errs, res.verdict())...)
+}
+
+// goTestPackages runs go test on every package of the module but the
+// suites', one package at a time (the integration specs start clusters).
+func goTestPackages(ctx context.Context, versions []string) error {
+	list, err := exec.CommandContext(ctx, "go", "list", "./...").Output()
+	if err != nil {
+		return fmt.Errorf("go list ./...: %w", err)
+	}
+	var pkgs []string
+	for _, p := range strings.Fields(string(list)) {
+		if !contains(suitePackages, p) {
+			pkgs = append(pkgs, p)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "jobconform: go test of %d packages (integration specs at %s)\n", len(pkgs), strings.Join(versions, ", "))
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-p", "1", "-count=1", "-timeout", "80m"}, pkgs...)...)
+	// The local provider's integration specs read the releases to run at.
+	cmd.Env = append(os.Environ(), "JOBCONFORM_K8S_VERSIONS="+strings.Join(versions, ","))
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = time.Minute
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go test: %w", err)
+	}
+	return nil
+}
+
+// debianPackages are what the tests use beyond Go, by the command each
+// provides: kubelet nodes' container runtime and the pods' image, and the
+// browser that renders the HTML report in its test.
+var debianPackages = map[string]string{
+	"containerd": "containerd",
+	"runc":       "runc",
+	"busybox":    "busybox-static", // Debian's "busybox" is dynamically linked: no use inside an image
+	"chromium":   "chromium",
+}
+
+// missingPackages lists the Debian packages whose commands are not here.
+func missingPackages() []string {
+	var out []string
+	for cmd, pkg := range debianPackages {
+		path, err := exec.LookPath(cmd)
+		if err == nil && cmd == "busybox" && !static(path) {
+			err = errors.New("dynamically linked")
+		}
+		if err != nil {
+			out = append(out, pkg)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// static tells whether the ELF executable at path has no interpreter.
+func static(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+}
+
+// ensurePackages installs the missing Debian packages where it can (root,
+// apt-get), with apt's output shown; elsewhere it stops with the command to
+// run.
+func ensurePackages(ctx context.Context) error {
+	missing := missingPackages()
+	if len(missing) == 0 {
+		return nil
+	}
+	install := "apt-get install -y " + strings.Join(missing, " ")
+	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
+		return fmt.Errorf("the tests need Debian's %s: install them with: sudo %s", strings.Join(missing, ", "), install)
+	}
+	fmt.Fprintf(os.Stderr, "jobconform: installing Debian's %s (the tests use them)\n", strings.Join(missing, ", "))
+	for _, args := range [][]string{{"update", "-q"}, append([]string{"install", "-y", "-q"}, missing...)} {
+		cmd := exec.CommandContext(ctx, "apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("apt-get %s: %v: install them by hand with: %s", args[0], err, install)
+		}
+	}
+	if still := missingPackages(); len(still) > 0 {
+		return fmt.Errorf("after apt-get, still missing: %s", strings.Join(still, ", "))
+	}
+	return nil
+}

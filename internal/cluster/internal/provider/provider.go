@@ -1,0 +1,168 @@
+// Package provider is the contract between the cluster façade (internal/cluster)
+// and the providers behind it (local, kind, existing): what a cluster is,
+// how it is described, and the controls chaos and drills use. It imports no
+// provider, so every provider can import it.
+package provider
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/release"
+	"github.com/jobconform/jobconform/scenarios/pods"
+)
+
+// Component names a control-plane component.
+type Component string
+
+// The control-plane components.
+const (
+	Etcd              Component = "etcd"
+	APIServer         Component = "kube-apiserver"
+	ControllerManager Component = "kube-controller-manager"
+	Scheduler         Component = "kube-scheduler"
+)
+
+// Components lists the control plane in start order.
+var Components = []Component{Etcd, APIServer, ControllerManager, Scheduler}
+
+// Known tells whether comp is a control-plane component.
+func Known(comp Component) bool {
+	for _, k := range Components {
+		if k == comp {
+			return true
+		}
+	}
+	return false
+}
+
+// Config describes a cluster. Each provider uses what applies to it and
+// defaults the rest; the zero value is valid for local and kind.
+type Config struct {
+	// Name labels the cluster (logs, kubeconfig context, kind's cluster name).
+	Name string
+	// Version is the Kubernetes release vX.Y.Z (default: the project's default release).
+	Version string
+	// Nodes is the number of worker nodes (default 3). On the local provider
+	// each node is a node group of its own, lost and returned alone.
+	Nodes int
+	// FeatureGates go to every control-plane component.
+	FeatureGates map[string]bool
+	// ExtraArgs are appended to a component's flags (later flags win).
+	ExtraArgs map[Component][]string
+	// NodeKind chooses what plays the local provider's nodes: "kwok"
+	// (default) or "kubelet" (real kubelets on containerd). Other providers
+	// have the nodes they have.
+	NodeKind string
+	// Kubeconfig is the existing provider's cluster.
+	Kubeconfig string
+	// LogDir keeps component logs (default: under $ARTIFACTS, else the user cache).
+	LogDir string
+	// Progress receives a line per start-up step; nil discards.
+	Progress io.Writer
+}
+
+// Restart says how a component comes back: a crash or a clean stop, and
+// what it runs with from then on.
+type Restart struct {
+	// Crash kills the component (SIGKILL) instead of stopping it.
+	Crash bool
+	// FeatureGates are set on top of the cluster's (a gate given wins).
+	FeatureGates map[string]bool
+	// ResetFeatureGates drops the gates earlier restarts set: the cluster's gates again.
+	ResetFeatureGates bool
+	// Version runs another release's binary (drills); empty keeps the current one.
+	Version string
+	// EmulatedVersion runs the binary as an older minor (--emulated-version,
+	// KEP-4330), e.g. "1.36"; empty keeps the current setting.
+	EmulatedVersion string
+}
+
+// ErrUnsupported is wrapped by every control a provider cannot carry out;
+// the error's text says why and what to use instead.
+var ErrUnsupported = errors.New("not supported by this provider")
+
+// Cluster is a running cluster.
+type Cluster interface {
+	// Provider names the provider that made the cluster (local, kind, existing).
+	Provider() string
+	// Kubeconfig is the path of an admin kubeconfig.
+	Kubeconfig() string
+	// Client is an admin clientset.
+	Client() kubernetes.Interface
+	// Version is the Kubernetes release the cluster started with.
+	Version() string
+	// LogDir is where the cluster's and the harness's logs go.
+	LogDir() string
+	// UserKubeconfig writes a kubeconfig that authenticates as user (in
+	// groups), for running a controller with only the rights RBAC gives it.
+	UserKubeconfig(user string, groups ...string) (string, error)
+	// RestartComponent stops (or crashes) a control-plane component and
+	// starts it again as r says, waiting until it is healthy.
+	RestartComponent(ctx context.Context, comp Component, r Restart) error
+	// LoseNode makes node vanish as a machine that loses power does: its
+	// kubelet stops, heartbeats stop, its pods stay as they are.
+	LoseNode(ctx context.Context, node string) error
+	// ReturnNode brings node back (registering it again if its Node object
+	// was deleted) and waits until it is Ready.
+	ReturnNode(ctx context.Context, node string) error
+	// Pods says how pods must be rendered to run on the cluster's nodes.
+	Pods() pods.Target
+	// Stop tears down whatever the provider started; idempotent.
+	Stop() error
+}
+
+// DefaultName names a cluster whose Config has none.
+const DefaultName = "jobconform"
+
+// NameAndVersion applies the defaults every provider shares: the cluster's
+// name, and the release (default and checks: release.Resolve).
+func NameAndVersion(name, version string) (string, string, error) {
+	if name == "" {
+		name = DefaultName
+	}
+	v, err := release.Resolve(version)
+	return name, v, err
+}
+
+// DefaultLogDir is where a cluster named name keeps its logs when its Config
+// says nothing: $ARTIFACTS/clusters/<name>-<time>, else
+// <cache dir>/logs/<name>-<time>, keeping the newest 30 there.
+func DefaultLogDir(name string) (string, error) {
+	stamp := time.Now().Format("20060102-150405.000")
+	if a := os.Getenv("ARTIFACTS"); a != "" {
+		return filepath.Join(a, "clusters", name+"-"+stamp), nil
+	}
+	cache, err := options.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	pruneLogs(filepath.Join(cache, "logs"), 30)
+	return filepath.Join(cache, "logs", name+"-"+stamp), nil
+}
+
+// pruneLogs keeps the newest keep log directories of dir.
+func pruneLogs(dir string, keep int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		ii, _ := entries[i].Info()
+		jj, _ := entries[j].Info()
+		return ii != nil && jj != nil && ii.ModTime().After(jj.ModTime())
+	})
+	for i, e := range entries {
+		if i >= keep && e.IsDir() {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}

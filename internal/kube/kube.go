@@ -1,0 +1,145 @@
+// Package kube holds the small API helpers every suite needs: throwaway
+// namespaces and Job objects built from a pod behaviour.
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/pods"
+)
+
+// CreateNamespace makes a namespace named after prefix and waits for its
+// default ServiceAccount: the ServiceAccount admission plugin rejects pods
+// created before it exists, which would show as a controller fault.
+func CreateNamespace(ctx context.Context, client kubernetes.Interface, prefix string) (string, error) {
+	return CreateNamespaceWithin(ctx, client, prefix, 30*time.Second)
+}
+
+// CreateNamespaceWithin is CreateNamespace waiting up to timeout for the
+// default ServiceAccount.
+func CreateNamespaceWithin(ctx context.Context, client kubernetes.Interface, prefix string, timeout time.Duration) (string, error) {
+	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: map[string]string{"jobconform.io/test": "true"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("create namespace: %w", err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return "", fmt.Errorf("namespace %s: default ServiceAccount not created: %w", ns.Name, err)
+	}
+	return ns.Name, nil
+}
+
+// DeleteNamespace deletes ns without waiting; its objects go with it.
+func DeleteNamespace(ctx context.Context, client kubernetes.Interface, ns string) error {
+	err := client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// NewJob returns a Job of parallelism = completions = n whose pods behave as b,
+// with restartPolicy Never and backoffLimit 6 unless changed afterwards.
+func NewJob(name string, n int32, b pods.Behavior) *batchv1.Job {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{
+			Parallelism:  ptr.To(n),
+			Completions:  ptr.To(n),
+			BackoffLimit: ptr.To[int32](6),
+			Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever},
+			},
+		},
+	}
+	b.Apply(&job.Spec.Template)
+	return job
+}
+
+// PodTerminal tells whether a pod reached Succeeded or Failed.
+func PodTerminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// PodTerminating tells whether a pod is being deleted and not yet terminal:
+// the pods status.terminating counts.
+func PodTerminating(p *corev1.Pod) bool {
+	return p.DeletionTimestamp != nil && !PodTerminal(p)
+}
+
+// PodCondition returns the status of a pod condition ("" when absent).
+func PodCondition(p *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// IsOwnedBy tells whether p's controller owner is the Job named job.
+func IsOwnedBy(p *corev1.Pod, job string) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "Job" && ref.Name == job
+}
+
+// WaitNodeReady waits until node exists and its Ready condition is True.
+func WaitNodeReady(ctx context.Context, client kubernetes.Interface, node string, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("node %s not Ready within %s: %w", node, timeout, err)
+	}
+	return nil
+}
+
+// Client connects to the cluster of kubeconfig, and tells its release.
+func Client(kubeconfig, version string) (kubernetes.Interface, string, error) {
+	rc, err := LoadConfig(kubeconfig)
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, "", err
+	}
+	if version == "" {
+		info, err := client.Discovery().ServerVersion()
+		if err != nil {
+			return nil, "", fmt.Errorf("cluster at %s unreachable: check the kubeconfig and that the cluster runs: %w", rc.Host, err)
+		}
+		version = info.GitVersion
+	}
+	return client, version, nil
+}

@@ -1,0 +1,609 @@
+// Package options is jobconform's one configuration type. The flags of
+// jobconform parse into Options; the environment is read here and nowhere
+// else, as the flags' fallback; and the suites' Ginkgo processes receive the
+// whole struct, serialized in one variable (Env), not a dozen. A setting
+// added to Options reaches every suite process with no other file changed
+// (TestEverySettingReachesTheSuites).
+package options
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/internal/release"
+)
+
+// Env carries Options, as JSON, from jobconform to the suites' processes.
+const Env = "JOBCONFORM_OPTIONS"
+
+// What plays the local provider's nodes (Options.Nodes).
+const (
+	NodesKwok    = "kwok"
+	NodesKubelet = "kubelet"
+)
+
+// Providers are the cluster providers' names (internal/cluster.Providers has
+// one entry each; a test holds the two lists together).
+var Providers = []string{"existing", "kind", "local"}
+
+// Controllers under test, as --controllers names them.
+var Controllers = []string{"builtin", "reference", "external"}
+
+// Options is everything a run is told. Its zero value is not a default:
+// take Defaults() or FromEnv().
+type Options struct {
+	// Version is the Kubernetes release of the cluster the harness creates
+	// ("" with an existing cluster: its own).
+	Version string `json:"version,omitempty"`
+	// Provider names the cluster provider ("" is local, or existing when
+	// Kubeconfig is set).
+	Provider string `json:"provider,omitempty"`
+	// Kubeconfig is an existing cluster's.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Nodes is what plays the local provider's nodes: NodesKwok or NodesKubelet.
+	Nodes string `json:"nodes,omitempty"`
+	// FeatureGates are set on every component of a cluster the harness creates.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+
+	// Controllers are the controllers under test (Controllers names them).
+	Controllers []string `json:"controllers,omitempty"`
+	// External describes the external controller under test.
+	External External `json:"external,omitempty"`
+	// ReferenceFaults break the reference controller on purpose
+	// (controller/faults.go): what make mutate runs.
+	ReferenceFaults []string `json:"referenceFaults,omitempty"`
+	// ReferenceBinary is a reference controller executable to run instead
+	// of building one from the module.
+	ReferenceBinary string `json:"referenceBinary,omitempty"`
+
+	// ScenarioDirs hold the user's own scenario files.
+	ScenarioDirs []string `json:"scenarioDirs,omitempty"`
+	// BuiltinScenarios runs jobconform's own catalog too.
+	BuiltinScenarios bool `json:"builtinScenarios"`
+	// ChaosSeed seeds the chaos suite's random choices (nil: from the clock).
+	ChaosSeed *uint64 `json:"chaosSeed,omitempty"`
+
+	// DrillPath, when set, flies that path of releases (v1,v2,...) with the
+	// default drill's flights instead of the catalog's drills.
+	DrillPath string `json:"drillPath,omitempty"`
+	// Drills are the catalog drills to fly (default: DefaultDrills).
+	Drills []string `json:"drills,omitempty"`
+	// UnsupportedSkew allows a DrillPath the version-skew policy forbids.
+	UnsupportedSkew bool `json:"unsupportedSkew,omitempty"`
+
+	// ProgressFile receives the set-up's progress lines too (jobconform run
+	// shows them while Ginkgo holds a suite's own output back).
+	ProgressFile string `json:"progressFile,omitempty"`
+
+	// Run is what jobconform run does with the suites; a suite process
+	// receives it too, and needs none of it.
+	Run Run `json:"run"`
+}
+
+// Run is the plan of jobconform run: which suites, at which releases,
+// against whom, how wide, and where the reports go.
+type Run struct {
+	// Versions are the releases the controllers under test are judged at,
+	// each on clusters of its own (default: release.Default).
+	Versions []string `json:"versions,omitempty"`
+	// BuiltinAt are releases where the built-in controller alone is judged
+	// (its own expectations), by the conformance and chaos suites.
+	BuiltinAt []string `json:"builtinAt,omitempty"`
+	// Suites are the suites to run (Suites names them).
+	Suites []string `json:"suites,omitempty"`
+	// LabelFilter and Focus select specs, as Ginkgo's flags of those names.
+	LabelFilter string `json:"labelFilter,omitempty"`
+	Focus       string `json:"focus,omitempty"`
+	// Procs is the conformance suite's parallel processes, on one cluster;
+	// ClusterProcs the chaos and drill suites', each spec on a cluster of
+	// its own (that many clusters at once).
+	Procs        int `json:"procs,omitempty"`
+	ClusterProcs int `json:"clusterProcs,omitempty"`
+	// Artifacts is the directory of the reports.
+	Artifacts string `json:"artifacts,omitempty"`
+	// Timeout bounds each suite run.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// KubeletConformance runs the conformance suite again, at the first of
+	// Versions, on kubelet nodes, and compares the two (the fidelity table).
+	KubeletConformance bool `json:"kubeletConformance,omitempty"`
+}
+
+// Suites are the suites jobconform knows, in the order it runs them.
+var Suites = []string{"conformance", "chaos", "drill"}
+
+// External is an external controller under test.
+type External struct {
+	// ManagedBy is its spec.managedBy value.
+	ManagedBy string `json:"managedBy,omitempty"`
+	// Command starts it (KUBECONFIG set); "" means it already runs.
+	Command string `json:"command,omitempty"`
+	// Finalizer is its pod tracking finalizer, if it uses one.
+	Finalizer string `json:"finalizer,omitempty"`
+}
+
+// BadInputPrefix starts the message of a suite's failure that is the
+// user's to fix (a setting, an external command that does not run):
+// jobconform run reads it in the suites' reports and exits 2.
+const BadInputPrefix = "bad input: "
+
+// DefaultDrills are the drills flown when none is named.
+var DefaultDrills = []string{"upgrade-downgrade-upgrade", "emulated-rollback"}
+
+// Defaults are the settings of a run nobody configured.
+func Defaults() Options {
+	return Options{Controllers: []string{"builtin", "reference"}, BuiltinScenarios: true,
+		Run: Run{
+			Suites: []string{"conformance", "chaos"},
+			// Conformance scenarios mostly wait on SIGTERM traps and backoffs,
+			// so many more processes than cores pay off (2 cores: 12
+			// processes 112 s, 24 processes 71 s, CPU under 70 %). Chaos
+			// specs each bring up a cluster: 6 at once took 199 s, 12 were no
+			// faster and every spec slower.
+			Procs: 24, ClusterProcs: 6,
+			Artifacts: Artifacts(), Timeout: 90 * time.Minute,
+		}}
+}
+
+// The variables read when Env is not set: a suite run by go test or
+// go tool ginkgo straight from a checkout.
+const (
+	envVersion          = "JOBCONFORM_K8S_VERSION"
+	envProvider         = "JOBCONFORM_PROVIDER"
+	envKubeconfig       = "JOBCONFORM_KUBECONFIG"
+	envNodes            = "JOBCONFORM_NODES"
+	envFeatureGates     = "JOBCONFORM_FEATURE_GATES"
+	envControllers      = "JOBCONFORM_CONTROLLERS"
+	envExternalName     = "JOBCONFORM_EXTERNAL_MANAGED_BY"
+	envExternalCommand  = "JOBCONFORM_EXTERNAL_COMMAND"
+	envExternalFinal    = "JOBCONFORM_EXTERNAL_FINALIZER"
+	envReferenceFaults  = "JOBCONFORM_REFERENCE_FAULTS"
+	envReferenceBinary  = "JOBCONFORM_REFERENCE_BINARY"
+	envScenarios        = "JOBCONFORM_SCENARIOS"
+	envBuiltinScenarios = "JOBCONFORM_BUILTIN_SCENARIOS"
+	envChaosSeed        = "JOBCONFORM_CHAOS_SEED"
+	envDrillPath        = "JOBCONFORM_DRILL_PATH"
+	envDrills           = "JOBCONFORM_DRILLS"
+	envUnsupportedSkew  = "JOBCONFORM_UNSUPPORTED_SKEW"
+	envProgressFile     = "JOBCONFORM_PROGRESS_FILE"
+
+	// Settings of the machine rather than of a run, read where they are
+	// used through CacheDir and ComponentGOMAXPROCS.
+	envCacheDir   = "JOBCONFORM_CACHE_DIR"
+	envGoMaxProcs = "JOBCONFORM_COMPONENT_GOMAXPROCS"
+	envArtifacts  = "ARTIFACTS"
+)
+
+// FromEnv is what the environment says: Options as jobconform serialized
+// them (Env), else the JOBCONFORM_* variables over Defaults(). Errors name
+// the variable to fix.
+func FromEnv() (Options, error) {
+	if s := os.Getenv(Env); s != "" {
+		o, err := Decode(s)
+		if err != nil {
+			return o, fmt.Errorf("%s: %w", Env, err)
+		}
+		return o, nil
+	}
+	o := Defaults()
+	var errs []error
+	str := func(dst *string, name string) {
+		if v := os.Getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	list := func(dst *[]string, name, sep string) {
+		if v := os.Getenv(name); v != "" {
+			*dst = splitList(v, sep)
+		}
+	}
+	boolean := func(dst *bool, name string) {
+		switch v := os.Getenv(name); v {
+		case "":
+		case "true", "false":
+			*dst = v == "true"
+		default:
+			errs = append(errs, fmt.Errorf("%s=%q: write true or false", name, v))
+		}
+	}
+	str(&o.Version, envVersion)
+	if o.Version != "" {
+		o.Run.Versions = []string{o.Version}
+	}
+	str(&o.Provider, envProvider)
+	str(&o.Kubeconfig, envKubeconfig)
+	str(&o.Nodes, envNodes)
+	if v := os.Getenv(envFeatureGates); v != "" {
+		g, err := ParseGates(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", envFeatureGates, err))
+		}
+		o.FeatureGates = g
+	}
+	list(&o.Controllers, envControllers, ",")
+	str(&o.External.ManagedBy, envExternalName)
+	str(&o.External.Command, envExternalCommand)
+	str(&o.External.Finalizer, envExternalFinal)
+	list(&o.ReferenceFaults, envReferenceFaults, ",")
+	str(&o.ReferenceBinary, envReferenceBinary)
+	list(&o.ScenarioDirs, envScenarios, string(os.PathListSeparator))
+	boolean(&o.BuiltinScenarios, envBuiltinScenarios)
+	if v := os.Getenv(envChaosSeed); v != "" {
+		seed, err := ParseSeed(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", envChaosSeed, err))
+		}
+		o.ChaosSeed = seed
+	}
+	str(&o.DrillPath, envDrillPath)
+	list(&o.Drills, envDrills, ",")
+	boolean(&o.UnsupportedSkew, envUnsupportedSkew)
+	str(&o.ProgressFile, envProgressFile)
+	return o, errors.Join(errs...)
+}
+
+var current struct {
+	once sync.Once
+	o    Options
+	err  error
+}
+
+// Current is FromEnv, read once and checked (Validate): what a suite
+// process was told.
+func Current() (Options, error) {
+	current.once.Do(func() {
+		current.o, current.err = FromEnv()
+		if current.err == nil {
+			current.err = current.o.Validate()
+		}
+	})
+	return current.o, current.err
+}
+
+// Encode is o as Env carries it.
+func (o Options) Encode() (string, error) {
+	data, err := json.Marshal(o)
+	return string(data), err
+}
+
+// Decode reads what Encode wrote; an unknown field is an error (a suite
+// binary older than the jobconform that started it).
+func Decode(s string) (Options, error) {
+	var o Options
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return o, fmt.Errorf("not jobconform's options: %w", err)
+	}
+	return o, nil
+}
+
+// Environ is the variable to add to a suite process's environment.
+func (o Options) Environ() (string, error) {
+	s, err := o.Encode()
+	return Env + "=" + s, err
+}
+
+// Validate checks o and fills what follows from it (the provider of a
+// kubeconfig, the release's canonical form). Its errors name the flag.
+func (o *Options) Validate() error {
+	switch {
+	case o.Kubeconfig != "" && o.Provider == "":
+		o.Provider = "existing"
+	case o.Kubeconfig != "" && o.Provider != "existing":
+		return fmt.Errorf("--kubeconfig and --provider %s: choose one (an existing cluster, or one jobconform creates)", o.Provider)
+	case o.Provider == "existing" && o.Kubeconfig == "":
+		return errors.New("--provider existing needs --kubeconfig")
+	}
+	if o.Provider != "" && !contains(Providers, o.Provider) {
+		return fmt.Errorf("--provider %q: use one of %s (or --kubeconfig for an existing cluster)", o.Provider, strings.Join(Providers, ", "))
+	}
+	switch o.Nodes {
+	case "", NodesKwok:
+	case NodesKubelet:
+		if o.ProviderName() != "local" {
+			return fmt.Errorf("--nodes kubelet is a setting of the local provider; the %s provider has the nodes it has", o.ProviderName())
+		}
+	default:
+		return fmt.Errorf("--nodes %q: use %s or %s", o.Nodes, NodesKwok, NodesKubelet)
+	}
+	if o.ProviderName() == "existing" {
+		if o.Version != "" {
+			return errors.New("--k8s-version and --kubeconfig: an existing cluster runs its own release; drop --k8s-version")
+		}
+		if len(o.FeatureGates) > 0 {
+			return errors.New("--feature-gates and --kubeconfig: jobconform does not configure an existing cluster")
+		}
+	} else if o.Version != "" { // one suite process's release
+		v, err := release.Parse(o.Version)
+		if err != nil {
+			return fmt.Errorf("--k8s-version: %w", err)
+		}
+		o.Version = v
+	}
+	if len(o.Controllers) == 0 {
+		return fmt.Errorf("--controllers: name at least one of %s", strings.Join(Controllers, ", "))
+	}
+	for _, c := range o.Controllers {
+		if !contains(Controllers, c) {
+			return fmt.Errorf("--controllers: unknown controller %q (use %s)", c, strings.Join(Controllers, ", "))
+		}
+	}
+	if contains(o.Controllers, "external") && o.External.ManagedBy == "" {
+		return errors.New("--controllers external: give --external-managed-by, the spec.managedBy value your controller answers to")
+	}
+	if o.External.Command != "" && !contains(o.Controllers, "external") {
+		return errors.New("--external-command without external in --controllers: add it, or drop the command")
+	}
+	for _, f := range o.ReferenceFaults {
+		if err := (controller.FaultSet{}).Set(f); err != nil {
+			return fmt.Errorf("--reference-faults: %w", err)
+		}
+	}
+	if !o.BuiltinScenarios && len(o.ScenarioDirs) == 0 {
+		return errors.New("--builtin-scenarios=false and no --scenarios: there is no scenario to run")
+	}
+	return o.Run.validate(o.ProviderName())
+}
+
+func (r *Run) validate(provider string) error {
+	if provider == "existing" && (len(r.Versions) > 0 || len(r.BuiltinAt) > 0) {
+		return errors.New("--k8s-version and --kubeconfig: an existing cluster runs its own release; drop --k8s-version")
+	}
+	if provider == "existing" && r.KubeletConformance {
+		return errors.New("--kubelet-conformance and --kubeconfig: kubelet nodes are a setting of the local provider")
+	}
+	seen := map[string]string{}
+	for _, list := range []struct {
+		flag string
+		vs   []string
+	}{{"--k8s-version", r.Versions}, {"--builtin-at", r.BuiltinAt}} {
+		for i, v := range list.vs {
+			if v == "previous" && list.flag == "--builtin-at" {
+				v = release.Previous
+			}
+			pv, err := release.Parse(v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", list.flag, err)
+			}
+			if other, dup := seen[pv]; dup {
+				return fmt.Errorf("%s %s: already given with %s", list.flag, pv, other)
+			}
+			seen[pv] = list.flag
+			list.vs[i] = pv
+		}
+	}
+	if len(r.Suites) == 0 {
+		return fmt.Errorf("--suites: name at least one of %s", strings.Join(Suites, ", "))
+	}
+	for _, s := range r.Suites {
+		if !contains(Suites, s) {
+			return fmt.Errorf("--suites: unknown suite %q (use %s)", s, strings.Join(Suites, ", "))
+		}
+	}
+	if r.KubeletConformance && !contains(r.Suites, "conformance") {
+		return errors.New("--kubelet-conformance runs the conformance suite again: add conformance to --suites")
+	}
+	if r.Procs < 1 {
+		return fmt.Errorf("--procs %d: give at least 1", r.Procs)
+	}
+	if r.ClusterProcs < 1 {
+		return fmt.Errorf("--cluster-procs %d: give at least 1", r.ClusterProcs)
+	}
+	if r.Artifacts == "" {
+		return errors.New("--artifacts: give a directory")
+	}
+	if r.Timeout <= 0 {
+		return fmt.Errorf("--timeout %s: give a positive duration", r.Timeout)
+	}
+	return nil
+}
+
+// ProviderName is the provider a run uses.
+func (o Options) ProviderName() string {
+	if o.Provider == "" {
+		return "local"
+	}
+	return o.Provider
+}
+
+// ControllerNames are the names specs carry: builtin, reference, and the
+// external controller's managedBy value.
+func (o Options) ControllerNames() []string {
+	var out []string
+	for _, c := range o.Controllers {
+		if c == "external" {
+			c = o.External.ManagedBy
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// AddClusterFlags binds the flags that describe a cluster to o: every
+// command that brings one up takes them, under these names (--k8s-version
+// is each command's own: one release, or several).
+func (o *Options) AddClusterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Nodes, "nodes", o.Nodes, "what plays the local cluster's nodes: kwok (default) or kubelet (real kubelets on containerd: root and Debian's containerd, runc, busybox-static)")
+	fs.Func("feature-gates", "feature gates for every component of the cluster, e.g. JobManagedBy=true (to judge a delegated controller on 1.31)", func(s string) error {
+		g, err := ParseGates(s)
+		o.FeatureGates = g
+		return err
+	})
+}
+
+// AddVersionsFlag binds the repeatable --k8s-version to o.Run.Versions.
+func (o *Options) AddVersionsFlag(fs *flag.FlagSet, usage string) {
+	given := false
+	fs.Func("k8s-version", usage+" (repeatable; default "+release.Default+")", func(s string) error {
+		if !given { // the flags replace what the environment said
+			o.Run.Versions, given = nil, true
+		}
+		o.Run.Versions = append(o.Run.Versions, s)
+		return nil
+	})
+}
+
+// AddFlags binds every flag of jobconform run to o.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	o.AddClusterFlags(fs)
+	o.AddVersionsFlag(fs, "Kubernetes release of the local clusters: each release is a run of its own")
+	fs.Func("builtin-at", "also judge the built-in controller alone at this release, with the conformance and chaos suites (repeatable; previous: "+release.Previous+")", func(s string) error {
+		o.Run.BuiltinAt = append(o.Run.BuiltinAt, s)
+		return nil
+	})
+	fs.Func("suites", "suites to run, comma-separated: "+strings.Join(Suites, ", ")+" (default conformance,chaos)", func(s string) error {
+		o.Run.Suites = splitList(s, ",")
+		return nil
+	})
+	fs.StringVar(&o.Run.LabelFilter, "label-filter", o.Run.LabelFilter, "Ginkgo label filter over scenario features, e.g. 'podReplacementPolicy || suspend'")
+	fs.StringVar(&o.Run.Focus, "focus", o.Run.Focus, "run only specs whose name matches this regular expression, e.g. 'reference.*eviction'")
+	fs.IntVar(&o.Run.Procs, "procs", o.Run.Procs, "parallel Ginkgo processes of the conformance suite, on one cluster")
+	fs.IntVar(&o.Run.ClusterProcs, "cluster-procs", o.Run.ClusterProcs, "parallel Ginkgo processes of the chaos and drill suites, each spec on a cluster of its own (that many clusters at once)")
+	fs.StringVar(&o.Run.Artifacts, "artifacts", o.Run.Artifacts, "directory for JUnit, Ginkgo JSON, report.html and summary.md (default $ARTIFACTS or _artifacts)")
+	fs.DurationVar(&o.Run.Timeout, "timeout", o.Run.Timeout, "time limit of each suite run")
+	fs.BoolVar(&o.Run.KubeletConformance, "kubelet-conformance", o.Run.KubeletConformance, "run the conformance suite again on kubelet nodes at the first release, and write the fidelity table (kwok beside kubelet)")
+	fs.StringVar(&o.Provider, "provider", o.Provider, "cluster provider: "+strings.Join(Providers, ", ")+" (default local; existing with --kubeconfig)")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "run on this existing cluster instead of creating one")
+	fs.Func("controllers", "controllers under test, comma-separated: "+strings.Join(Controllers, ", ")+" (default builtin,reference)", func(s string) error {
+		o.Controllers = splitList(s, ",")
+		return nil
+	})
+	fs.StringVar(&o.External.ManagedBy, "external-managed-by", o.External.ManagedBy, "the external controller's spec.managedBy value (with --controllers external)")
+	fs.StringVar(&o.External.Command, "external-command", o.External.Command, "shell command that starts the external controller (KUBECONFIG is set to the cluster's; run from this directory); empty: it already runs")
+	fs.StringVar(&o.External.Finalizer, "external-finalizer", o.External.Finalizer, "the external controller's pod tracking finalizer, if it uses one")
+	fs.Func("reference-faults", "break the reference controller with these faults of controller/faults.go (comma-separated): what jobconform mutate does", func(s string) error {
+		o.ReferenceFaults = splitList(s, ",")
+		return nil
+	})
+	o.AddScenarioFlags(fs)
+	fs.Func("chaos-seed", "seed of the chaos suite's random choices (default: from the clock; printed)", func(s string) error {
+		seed, err := ParseSeed(s)
+		o.ChaosSeed = seed
+		return err
+	})
+	fs.StringVar(&o.DrillPath, "drill-path", o.DrillPath, "drill suite: fly this path of releases (e.g. v1.36.3,v1.37.1,v1.36.3,v1.37.1) with the default drill's flights")
+	fs.Func("drills", "drill suite: the catalog's drills to fly, comma-separated (default "+strings.Join(DefaultDrills, ",")+")", func(s string) error {
+		o.Drills = splitList(s, ",")
+		return nil
+	})
+	fs.BoolVar(&o.UnsupportedSkew, "unsupported-skew", o.UnsupportedSkew, "drill suite: allow a --drill-path the version-skew policy forbids (labelled so)")
+}
+
+// AddScenarioFlags binds the flags that choose the scenarios to o.
+func (o *Options) AddScenarioFlags(fs *flag.FlagSet) {
+	given := false
+	fs.Func("scenarios", "directory of your own scenario files (*.yaml; repeatable)", func(s string) error {
+		if !given { // the flags replace what the environment said
+			o.ScenarioDirs, given = nil, true
+		}
+		o.ScenarioDirs = append(o.ScenarioDirs, s)
+		return nil
+	})
+	fs.BoolVar(&o.BuiltinScenarios, "builtin-scenarios", o.BuiltinScenarios, "use jobconform's own catalog too (false: only --scenarios)")
+}
+
+// ParseGates reads feature gates written Name=true,Other=false.
+func ParseGates(s string) (map[string]bool, error) {
+	var gates map[string]bool
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" || (v != "true" && v != "false") {
+			return nil, fmt.Errorf("feature gate %q: write Name=true or Name=false", kv)
+		}
+		if gates == nil {
+			gates = map[string]bool{}
+		}
+		gates[k] = v == "true"
+	}
+	return gates, nil
+}
+
+// FormatGates writes gates as ParseGates reads them, in name order.
+func FormatGates(gates map[string]bool) string {
+	var out []string
+	for k, v := range gates {
+		out = append(out, fmt.Sprintf("%s=%t", k, v))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+// ParseSeed reads a chaos seed ("" is none).
+func ParseSeed(s string) (*uint64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("chaos seed %q: give an unsigned integer", s)
+	}
+	return &n, nil
+}
+
+// CacheDir is where built binaries are kept: $JOBCONFORM_CACHE_DIR, else
+// the user's cache directory. It is outside any checkout so that fresh
+// clones and CI on the same machine reuse it.
+func CacheDir() (string, error) {
+	if d := os.Getenv(envCacheDir); d != "" {
+		return filepath.Abs(d)
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache directory (%v): set %s to a writable directory", err, envCacheDir)
+	}
+	return filepath.Join(d, "jobconform"), nil
+}
+
+// ComponentGOMAXPROCS is GOMAXPROCS for the Go components the harness runs
+// ($JOBCONFORM_COMPONENT_GOMAXPROCS; 0: the Go runtime's default).
+func ComponentGOMAXPROCS() (int, error) {
+	v := os.Getenv(envGoMaxProcs)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a whole number of Ps for each component (0: the Go runtime's default, one per core)", envGoMaxProcs, v)
+	}
+	return n, nil
+}
+
+// Artifacts is where reports go by default: $ARTIFACTS, else _artifacts.
+func Artifacts() string {
+	if a := os.Getenv(envArtifacts); a != "" {
+		return a
+	}
+	return "_artifacts"
+}
+
+func splitList(s, sep string) []string {
+	var out []string
+	for _, x := range strings.Split(s, sep) {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

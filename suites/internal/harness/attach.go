@@ -1,0 +1,70 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/jobconform/jobconform/internal/recorder"
+	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/suites/internal/runner"
+)
+
+// ResultOf is r as the reports read it.
+func ResultOf(r *runner.Result, features []string) reports.Result {
+	res := reports.Result{Scenario: r.Scenario, Controller: r.Controller, Version: r.Version, Features: features, Failures: r.Failures(),
+		Skipped: r.Skipped, Seconds: r.End.Sub(r.Start).Seconds(), Seed: r.Seed, Faults: r.Faults, Nodes: r.Nodes, Gates: r.Gates}
+	for _, inv := range r.Invariants {
+		for _, v := range inv.Violations {
+			res.Violations = append(res.Violations, reports.Violation{Invariant: v.Invariant, Time: v.Time, Seq: v.Seq, Revision: v.Revision, Message: v.Message})
+		}
+	}
+	for _, c := range r.Chaos {
+		a := reports.ChaosAction{Time: c.Time.Format("15:04:05.000"), Log: c.Log, Effect: c.Effect}
+		if c.Err != nil {
+			a.Error = c.Err.Error()
+		}
+		res.Chaos = append(res.Chaos, a)
+	}
+	return res
+}
+
+// Attach adds r to the current spec's report: its Result and its timeline
+// (never shown on the terminal), and on failure the timeline as text.
+func Attach(r *runner.Result, features []string) {
+	res, _ := json.Marshal(ResultOf(r, features))
+	ginkgo.AddReportEntry(reports.EntryResult, data(res), ginkgo.ReportEntryVisibilityNever)
+	lines, err := r.Timeline.Lines()
+	if err != nil {
+		lines = ""
+		ginkgo.AddReportEntry("timeline not recorded", err.Error())
+	}
+	ginkgo.AddReportEntry(reports.EntryTimeline, data(lines), ginkgo.ReportEntryVisibilityNever)
+	if len(r.Failures()) > 0 {
+		ginkgo.AddReportEntry("timeline", TimelineText(r), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	}
+}
+
+// data is a report entry's value for programs: Ginkgo keeps a value twice,
+// as JSON (AsJSON, what runOf reads) and as text (Representation, for
+// people); for these the text is only their size, which halves a report (a
+// timeline is most of it).
+type data string
+
+func (d data) String() string { return fmt.Sprintf("(%d bytes of JSON: see AsJSON)", len(d)) }
+
+// TimelineText is the Job's and pods' changes, a line each, for a failure report.
+func TimelineText(r *runner.Result) string {
+	var b strings.Builder
+	for _, c := range r.Chaos {
+		fmt.Fprintf(&b, "%s chaos %s -> %s\n", c.Time.Format("15:04:05.000"), c.Log, c.Effect)
+	}
+	for _, e := range r.Timeline {
+		if e.Kind == "Job" || e.Kind == "Pod" {
+			b.WriteString(recorder.Describe(e) + "\n")
+		}
+	}
+	return b.String()
+}
