@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Checks what review would otherwise have to remember: gofmt, go vet, and the
-# dependency rules of the layout (README, "How it works"):
+# Checks what review would otherwise have to remember: gofmt, go vet, the
+# dependency rules of the layout (docs/architecture.md), and the docs:
 #   - controller/... imports no other jobconform package (it ships on its own);
 #   - scenarios/..., chaos/... and reports/... import no Ginkgo, no Gomega and
-#     nothing of suites/ (they are data, checks and renderers, not tests);
+#     nothing of suites/, cmd/ or the cluster providers (they are data, checks
+#     and renderers, not tests);
 #   - chaos/... does not import the scenario model (scenarios, its catalog or
 #     invariants): scenarios use chaos steps, not the other way round; the
 #     leaves scenarios/pods, scenarios/timeline and scenarios/yamltypes are shared;
-#   - reports/... does not import the machinery that runs scenarios.
-#   - README.md's "How it works" names every package.
+#   - reports/... does not import the machinery that runs scenarios;
+#   - internal/... (the module's helpers and the cluster providers) imports
+#     nothing of suites/ or cmd/: the suites use them, not the other way round;
+#   - internal/options and internal/release are leaves: the settings import
+#     only the reference controller's fault list, so every package may read them;
+#   - docs/architecture.md names every package; README.md is at most 200
+#     lines and links every page of docs/; every relative link of README.md
+#     and docs/ leads to a file.
 # Exits non-zero, naming each broken rule and the import path that breaks it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,17 +37,39 @@ deny() {
 		[ -z "$bad" ] || fail "$p depends on $(echo $bad | tr ' ' '\n' | tail -n 1)$( [ $(echo $bad | wc -w) -gt 1 ] && echo " (and $(( $(echo $bad | wc -w) - 1 )) more)"): $why"
 	done
 }
-deny "./controller/..." "^$mod/(scenarios|chaos|reports|suites)(/|\$)" "the reference controller imports no other jobconform package"
+deny "./controller/..." "^$mod/(scenarios|chaos|reports|suites|cmd|internal)(/|\$)" "the reference controller imports no other jobconform package"
 for tree in scenarios chaos reports; do
 	deny "./$tree/..." "^github.com/onsi/(ginkgo|gomega)|^$mod/suites(/|\$)" "$tree knows no test framework and nothing of suites/"
 done
 deny "./chaos/..." "^$mod/scenarios(/catalog|/invariants)?\$" "chaos must not import the scenario model (scenarios imports chaos)"
 deny "./reports/..." "^$mod/(chaos|controller)(/|\$)|^$mod/scenarios(/catalog|/invariants|/pods)?\$" "reports read results, they do not run scenarios"
 
-# README's tour names every package.
-for p in $(go list ./... | sed "s#^$mod/##"); do
-	grep -q "^- \`$p\` " README.md || fail "README.md (How it works) does not name package $p"
+deny "./internal/..." "^$mod/(suites|cmd)(/|\$)" "internal/ holds what the suites and the CLI use; it imports neither"
+for leaf in options release; do
+	deny "./internal/$leaf/..." "^$mod/(scenarios|chaos|reports|suites|cmd|internal/(cluster|k8sbin|kube|process|ports|recorder|ginkgoreport))(/|\$)" "the settings are leaves every package may import"
 done
+for tree in scenarios chaos reports; do
+	deny "./$tree/..." "^$mod/(cmd|internal/cluster)(/|\$)" "$tree knows no CLI and no cluster provider"
+done
+
+# docs/architecture.md names every package.
+for p in $(go list ./... | sed "s#^$mod/##"); do
+	grep -q "^- \`$p\` " docs/architecture.md || fail "docs/architecture.md does not name package $p"
+done
+# README.md stays short and leads to every page of docs/.
+lines=$(wc -l < README.md)
+[ "$lines" -le 200 ] || fail "README.md has $lines lines: keep it at most 200 (the rest belongs in docs/)"
+for d in docs/*.md; do
+	grep -q "](${d})\|](${d}#" README.md || fail "README.md does not link $d"
+done
+# Relative links lead to files.
+for f in README.md docs/*.md; do
+	for link in $(grep -oE '\]\([^)#: ]+(#[^)]*)?\)' "$f" | sed -E 's/^\]\(//; s/\)$//; s/#.*//' | sort -u); do
+		[ -e "$(dirname "$f")/$link" ] || fail "$f links $link, which does not exist"
+	done
+done
+# The release matrix is generated into docs/matrix.md, not the README.
+! grep -q 'matrix:begin' README.md || fail "README.md holds the generated matrix: it belongs in docs/matrix.md"
 
 [ $status = 0 ] && echo "verify: gofmt, vet and import rules ok"
 exit $status

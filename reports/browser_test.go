@@ -27,7 +27,7 @@ func browser() string {
 func TestReportInHeadlessChromium(t *testing.T) {
 	bin := browser()
 	if bin == "" {
-		t.Skip("headless Chromium not found: install Debian's chromium package (.ci/run does) to run this test")
+		t.Skip("headless Chromium not found: install Debian's chromium package (make test does) to run this test")
 	}
 	dir := t.TempDir()
 	page, err := Write(dir, "jobconform report test", load(t))

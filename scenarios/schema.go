@@ -15,8 +15,9 @@ import (
 	"github.com/jobconform/jobconform/scenarios/yamltypes"
 )
 
-// SchemaID names the scenario file schema.
-const SchemaID = "https://jobconform.io/schemas/scenario.schema.json"
+// SchemaID names the scenario file schema: the file scenarios/scenario.schema.json
+// of the module's repository (jobconform schema prints it).
+const SchemaID = "https://raw.githubusercontent.com/jobconform/jobconform/main/scenarios/scenario.schema.json"
 
 // Schema returns the JSON Schema of a scenario document, reflected from
 // Scenario (so it cannot drift from what Parse accepts): editors complete and

@@ -32,8 +32,10 @@ Usage:
   jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries
   jobconform cluster [flags]                    run a local cluster until interrupted
   jobconform report  --out DIR REPORT.json...   write report.html and summary.md from Ginkgo JSON reports
-  jobconform matrix  [--readme F] REPORT.json... the release × feature matrix of runs (Markdown)
+  jobconform matrix  [--out F] REPORT.json...  the release × feature matrix of runs (Markdown);
+                     --run [run flags]         runs the suites at every release of the matrix first
   jobconform fidelity --kwok R.json --kubelet R.json  the same scenarios on kwok and on kubelet nodes, compared
+  jobconform bugs    [--out F]                  the known upstream bugs of the built-in controller (Markdown)
   jobconform durations [--out F] REPORT.json...  record each spec's wall time (the suites run the longest first)
   jobconform mutate  [--faults a,b] [flags]     run the conformance scenarios against the reference
                                                 controller broken by each fault; print the mutation score
@@ -76,9 +78,11 @@ func main() {
 	case "schema":
 		err = schema(os.Args[2:])
 	case "matrix":
-		err = matrix(os.Args[2:])
+		err = matrix(ctx, os.Args[2:])
 	case "fidelity":
 		err = fidelity(os.Args[2:])
+	case "bugs":
+		err = bugsPage(os.Args[2:])
 	case "durations":
 		err = durations(os.Args[2:])
 	case "build":
@@ -134,7 +138,13 @@ func build(ctx context.Context, args []string) error {
 	}
 	versions := o.Run.Versions
 	if len(versions) == 0 {
-		versions = []string{release.Default}
+		versions = []string{""}
+	}
+	for i, v := range versions {
+		var err error
+		if versions[i], err = release.Resolve(v); err != nil { // "previous" too
+			return usageError{fmt.Errorf("--k8s-version: %w", err)}
+		}
 	}
 	return buildReleases(ctx, versions, nil, *kubelet)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/catalog"
 )
 
@@ -150,18 +153,49 @@ const (
 )
 
 // matrix writes the release × feature matrix of finished runs, on stdout or
-// between the markers of a README.
-func matrix(args []string) error {
+// between the markers of a file; with --run it first runs the conformance
+// and chaos suites at every release of the matrix (release.Matrix), each
+// built on first use.
+func matrix(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
-	readme := fs.String("readme", "", "replace the table between the matrix markers of this file instead of printing it")
+	out := fs.String("out", "", "replace the table between the matrix markers of this file (created if missing) instead of printing it")
+	run := fs.Bool("run", false, "run the suites at every release of the matrix first (default releases: "+strings.Join(release.Matrix, ",")+"); takes jobconform run's flags")
+	o, err := options.FromEnv()
+	if err != nil {
+		return usageError{err}
+	}
+	o.Run.Versions = append([]string(nil), release.Matrix...)
+	o.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
-	if fs.NArg() == 0 {
-		return usageError{errors.New("matrix: give the Ginkgo JSON reports of the runs (e.g. _artifacts/matrix/*/report.json)")}
+	paths := fs.Args()
+	if *run {
+		if len(paths) > 0 {
+			return usageError{errors.New("matrix --run: give no reports, it writes its own")}
+		}
+		o.Run.Artifacts = filepath.Join(o.Run.Artifacts, "matrix")
+		p, err := check(ctx, o)
+		if err != nil {
+			return usageError{err}
+		}
+		if err := p.execute(ctx); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			fmt.Fprintln(os.Stderr, "jobconform: the matrix has failures:", err)
+		}
+		for _, j := range p.jobs {
+			if r := filepath.Join(j.dir, "report.json"); !contains(paths, r) {
+				paths = append(paths, r)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return usageError{errors.New("matrix: give the Ginkgo JSON reports of the runs (e.g. _artifacts/matrix/*/report.json), or --run")}
 	}
 	var runs []reports.Run
-	for _, path := range fs.Args() {
+	for _, path := range paths {
 		rs, err := ginkgoreport.Load(path)
 		if err != nil {
 			return err
@@ -181,21 +215,24 @@ func matrix(args []string) error {
 	if err := reports.WriteMatrix(&b, runs); err != nil {
 		return err
 	}
-	if *readme == "" {
+	if *out == "" {
 		fmt.Print(b.String())
 		return nil
 	}
-	data, err := os.ReadFile(*readme)
+	data, err := os.ReadFile(*out)
+	if os.IsNotExist(err) {
+		data, err = []byte("# Release matrix\n\n"+matrixBegin+"\n"+matrixEnd+"\n"), nil
+	}
 	if err != nil {
 		return err
 	}
 	text := string(data)
 	i, j := strings.Index(text, matrixBegin), strings.Index(text, matrixEnd)
 	if i < 0 || j < i {
-		return usageError{fmt.Errorf("%s has no %s … %s markers to write the matrix between", *readme, matrixBegin, matrixEnd)}
+		return usageError{fmt.Errorf("%s has no %s … %s markers to write the matrix between", *out, matrixBegin, matrixEnd)}
 	}
 	text = text[:i+len(matrixBegin)] + "\n" + b.String() + "\n" + text[j:]
-	if err := os.WriteFile(*readme, []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
 		return err
 	}
 	controls := 0
@@ -205,7 +242,7 @@ func matrix(args []string) error {
 		}
 	}
 	// The same count as the table's first line: negative controls are not verdicts.
-	fmt.Printf("matrix of %d runs written into %s (%d runs of deliberately broken controllers left out)\n", len(runs)-controls, *readme, controls)
+	fmt.Printf("matrix of %d runs written into %s (%d runs of deliberately broken controllers left out)\n", len(runs)-controls, *out, controls)
 	return nil
 }
 
@@ -279,4 +316,18 @@ func releaseOfDir(dir string) string {
 		return v
 	}
 	return dir
+}
+
+// bugsPage writes the page of the known upstream bugs (scenarios/bugs).
+func bugsPage(args []string) error {
+	fs := flag.NewFlagSet("bugs", flag.ContinueOnError)
+	out := fs.String("out", "", "write the page to this file instead of printing it")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *out == "" {
+		fmt.Print(bugs.Markdown())
+		return nil
+	}
+	return os.WriteFile(*out, []byte(bugs.Markdown()), 0o644)
 }

@@ -368,10 +368,10 @@ func (r *Run) validate(provider string) error {
 		vs   []string
 	}{{"--k8s-version", r.Versions}, {"--builtin-at", r.BuiltinAt}} {
 		for i, v := range list.vs {
-			if v == "previous" && list.flag == "--builtin-at" {
-				v = release.Previous
+			pv, err := release.Resolve(v) // "previous" too
+			if v == "" {
+				err = errors.New("empty Kubernetes version")
 			}
-			pv, err := release.Parse(v)
 			if err != nil {
 				return fmt.Errorf("%s: %w", list.flag, err)
 			}
@@ -457,7 +457,11 @@ func (o *Options) AddVersionsFlag(fs *flag.FlagSet, usage string) {
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	o.AddClusterFlags(fs)
 	o.AddVersionsFlag(fs, "Kubernetes release of the local clusters: each release is a run of its own")
-	fs.Func("builtin-at", "also judge the built-in controller alone at this release, with the conformance and chaos suites (repeatable; previous: "+release.Previous+")", func(s string) error {
+	fs.Func("builtin-at", "also judge the built-in controller alone at this release, with the conformance and chaos suites (repeatable; \"previous\" is "+release.Previous+"; empty: none)", func(s string) error {
+		if s == "" {
+			o.Run.BuiltinAt = nil
+			return nil
+		}
 		o.Run.BuiltinAt = append(o.Run.BuiltinAt, s)
 		return nil
 	})

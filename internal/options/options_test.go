@@ -182,6 +182,9 @@ func TestFlagsSetTheStruct(t *testing.T) {
 		*o.ChaosSeed != 9 || !o.FeatureGates["JobManagedBy"] || !reflect.DeepEqual(o.Drills, []string{"a", "b"}) || !reflect.DeepEqual(o.Run.Versions, []string{"v1.36.3"}) {
 		t.Errorf("flags gave %+v", o)
 	}
+	if err := fs.Parse([]string{"--builtin-at", "previous", "--builtin-at="}); err != nil || len(o.Run.BuiltinAt) != 0 {
+		t.Errorf("--builtin-at= kept %v (%v)", o.Run.BuiltinAt, err)
+	}
 	if err := fs.Parse([]string{"--chaos-seed", "x"}); err == nil {
 		t.Error("--chaos-seed x accepted")
 	}

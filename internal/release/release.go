@@ -44,10 +44,19 @@ func Parse(v string) (string, error) {
 	return "v" + parsed.String(), nil
 }
 
-// Resolve is Parse(v), with Default for "".
+// Matrix are the releases make matrix judges: the newest patch of each
+// minor whose modules the Go module proxy serves (docs/matrix.md says which
+// it refuses).
+var Matrix = []string{"v1.31.4", "v1.32.5", "v1.33.13", "v1.34.10", "v1.35.8", "v1.36.4", "v1.37.2"}
+
+// Resolve is Parse(v), with Default for "" or "default" and Previous for
+// "previous".
 func Resolve(v string) (string, error) {
-	if v == "" {
+	switch v {
+	case "", "default":
 		v = Default
+	case "previous":
+		v = Previous
 	}
 	return Parse(v)
 }

@@ -111,3 +111,27 @@ func Check(ids []string) error {
 	}
 	return nil
 }
+
+// Markdown is the page of the known bugs (docs/bugs.md), by ID.
+func Markdown() string {
+	var ids []string
+	for id := range All {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var b strings.Builder
+	b.WriteString("# Known upstream bugs\n\n" +
+		"Generated from `scenarios/bugs` by `jobconform bugs --out docs/bugs.md`; a test fails when it is stale.\n\n" +
+		"The built-in Job controller of these releases breaks a promise jobconform checks. A run there still\n" +
+		"fails — no release is exempted — and its verdict names the bug. Each bug's releases were read in\n" +
+		"that release's source and its boundaries run on both sides (see [the release matrix](matrix.md)).\n")
+	for _, id := range ids {
+		bug := All[id]
+		title := "`" + bug.ID + "`"
+		if owner, num, ok := strings.Cut(bug.ID, "#"); ok {
+			title = fmt.Sprintf("[%s](https://github.com/%s/issues/%s)", bug.ID, owner, num)
+		}
+		fmt.Fprintf(&b, "\n## %s\n\nReleases: `%s`\n\n%s\n", title, bug.Releases, bug.What)
+	}
+	return b.String()
+}

@@ -1,6 +1,7 @@
 package bugs
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -42,5 +43,16 @@ func TestEveryBugIsWellFormed(t *testing.T) {
 	}
 	if err := Check([]string{"kubernetes/kubernetes#1"}); err == nil || !strings.Contains(err.Error(), "kubernetes/kubernetes#139428") {
 		t.Errorf("an unknown ID: %v", err)
+	}
+}
+
+// docs/bugs.md is Markdown(): regenerate it with jobconform bugs --out docs/bugs.md.
+func TestDocsPage(t *testing.T) {
+	got, err := os.ReadFile("../../docs/bugs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != Markdown() {
+		t.Error("docs/bugs.md is stale: run go run ./cmd/jobconform bugs --out docs/bugs.md")
 	}
 }

@@ -20,12 +20,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/controller"
-	"github.com/jobconform/jobconform/scenarios/invariants"
-	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/internal/cluster"
-	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/recorder"
+	"github.com/jobconform/jobconform/scenarios/invariants"
+	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/suites/internal/controllers"
 )
 
 func TestControllers(t *testing.T) {

@@ -22,13 +22,13 @@ import (
 
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/scenarios/timeline"
-	"github.com/jobconform/jobconform/internal/kube"
-	"github.com/jobconform/jobconform/internal/recorder"
 )
 
 // JobName is the name of every scenario's Job (each runs in its own namespace).

@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/internal/recorder"
+	"github.com/jobconform/jobconform/scenarios"
 )
 
 // An await after an act is met only by the Job's status from when the act

@@ -43,7 +43,7 @@ func Check() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("kubelet nodes need %s on PATH: install Debian's packages with: apt-get install -y %s (hack/install-deps.sh does)", strings.Join(missing, ", "), Packages)
+		return fmt.Errorf("kubelet nodes need %s on PATH: install Debian's packages with: apt-get install -y %s (make test does)", strings.Join(missing, ", "), Packages)
 	}
 	return checkStaticBusybox(BusyboxPath)
 }
