@@ -4,8 +4,8 @@
 // and feature-gate flips and control-plane restarts. Actions are steps of a
 // scenario; a Random action expands, from a seed, into a reproducible plan.
 //
-// The package knows no cluster provider: an Environment (suites/chaosenv)
-// loses nodes and restarts controllers on the local provider or on kind.
+// The package knows no cluster provider: an Environment (suites/internal/harness
+// implements it over internal/cluster) loses nodes and restarts controllers on the local provider or on kind.
 package chaos
 
 import (

@@ -22,8 +22,8 @@ import (
 )
 
 // Environment is what injectors need of a cluster provider and of the
-// controller under test. suites/chaosenv implements it for the local
-// provider and for kind.
+// controller under test. suites/internal/harness implements it over any
+// provider of internal/cluster that has the controls (local and kind).
 type Environment interface {
 	Client() kubernetes.Interface
 	// LoseNode stops the kubelet of node (and of the nodes that go with it).

@@ -200,26 +200,15 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 			if ctx.Err() != nil {
 				return
 			}
-			fmt.Fprintf(os.Stderr, "jobconform: [%s %d/%d] running the %s, %d processes; reports in %s\n", name, i+1, len(jobs), j, j.procs(), j.dir)
-			start := time.Now()
-			code, err := p.runJob(ctx, bin, j, out, name == "front")
-			msg, rerr := badInput(filepath.Join(j.dir, "report-"+j.suite+".json"))
+			badMsg, err := p.streamJob(ctx, bin, j, out, name, fmt.Sprintf("[%s %d/%d]", name, i+1, len(jobs)))
 			mu.Lock()
-			switch {
-			case ctx.Err() != nil:
-			case err != nil:
-				res.errs = append(res.errs, fmt.Errorf("%s: %w", j, err))
-			case rerr != nil:
-				res.errs = append(res.errs, fmt.Errorf("%s: Ginkgo wrote no report (exit code %d): %w", j, code, rerr))
-			case msg != "":
-				bad = append(bad, msg)
-			case code != 0:
-				res.errs = append(res.errs, fmt.Errorf("%s: Ginkgo exit code %d", j, code))
+			if err != nil {
+				res.errs = append(res.errs, err)
+			}
+			if badMsg != "" {
+				bad = append(bad, badMsg)
 			}
 			mu.Unlock()
-			if name != "front" {
-				fmt.Fprintf(os.Stderr, "jobconform: [%s %d/%d] the %s ended after %s (exit code %d)\n", name, i+1, len(jobs), j, time.Since(start).Round(time.Second), code)
-			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -253,6 +242,32 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// streamJob runs j as the stream name's job and tells what went wrong
+// beyond its verdicts: an error, or the message of a suite that failed on
+// the user's input.
+func (p *plan) streamJob(ctx context.Context, bin string, j job, out io.Writer, name, tag string) (badMsg string, err error) {
+	fmt.Fprintf(os.Stderr, "jobconform: %s running the %s, %d processes; reports in %s\n", tag, j, j.procs(), j.dir)
+	start := time.Now()
+	code, err := p.runJob(ctx, bin, j, out, name == "front")
+	if name != "front" {
+		fmt.Fprintf(os.Stderr, "jobconform: %s the %s ended after %s (exit code %d)\n", tag, j, time.Since(start).Round(time.Second), code)
+	}
+	msg, rerr := badInput(filepath.Join(j.dir, "report-"+j.suite+".json"))
+	switch {
+	case ctx.Err() != nil:
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", j, err)
+	case rerr != nil:
+		return "", fmt.Errorf("%s: Ginkgo wrote no report (exit code %d): %w", j, code, rerr)
+	case msg != "":
+		return msg, nil
+	case code != 0:
+		return "", fmt.Errorf("%s: Ginkgo exit code %d", j, code)
+	}
+	return "", nil
 }
 
 func describeJobs(jobs []job) string {

@@ -146,6 +146,29 @@ func schema(args []string) error {
 	return nil
 }
 
+// runMatrix runs the plan of o under <artifacts>/matrix and returns its
+// reports; failures are the matrix's cells, not an error.
+func runMatrix(ctx context.Context, o options.Options) ([]string, error) {
+	o.Run.Artifacts = filepath.Join(o.Run.Artifacts, "matrix")
+	p, err := check(ctx, o)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := p.execute(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		fmt.Fprintln(os.Stderr, "jobconform: the matrix has failures:", err)
+	}
+	var paths []string
+	for _, j := range p.jobs {
+		if r := filepath.Join(j.dir, "report.json"); !contains(paths, r) {
+			paths = append(paths, r)
+		}
+	}
+	return paths, nil
+}
+
 // Markers around the generated matrix in a README.
 const (
 	matrixBegin = "<!-- matrix:begin (jobconform matrix writes this table) -->"
@@ -174,21 +197,8 @@ func matrix(ctx context.Context, args []string) error {
 		if len(paths) > 0 {
 			return usageError{errors.New("matrix --run: give no reports, it writes its own")}
 		}
-		o.Run.Artifacts = filepath.Join(o.Run.Artifacts, "matrix")
-		p, err := check(ctx, o)
-		if err != nil {
-			return usageError{err}
-		}
-		if err := p.execute(ctx); err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			fmt.Fprintln(os.Stderr, "jobconform: the matrix has failures:", err)
-		}
-		for _, j := range p.jobs {
-			if r := filepath.Join(j.dir, "report.json"); !contains(paths, r) {
-				paths = append(paths, r)
-			}
+		if paths, err = runMatrix(ctx, o); err != nil {
+			return err
 		}
 	}
 	if len(paths) == 0 {

@@ -8,9 +8,8 @@
 // judges: specs run in parallel and none can disturb another's verdict.
 // Register adds the specs to Ginkgo's suite.
 //
-// Environment: as the conformance suite, and
-//
-//	JOBCONFORM_CHAOS_SEED   seed of every random choice (default: from the clock; printed)
+// Settings (harness.Settings): as the conformance suite's, and --chaos-seed,
+// the seed of every random choice (default: from the clock; printed).
 package chaos
 
 import (

@@ -7,18 +7,10 @@
 //
 //	go test ./suites/conformance -args -ginkgo.label-filter=podReplacementPolicy
 //
-// runs one feature. Environment (harness.OptionsFromEnv, harness.Scenarios):
-//
-//	JOBCONFORM_K8S_VERSION     Kubernetes release of the local cluster
-//	JOBCONFORM_PROVIDER        local (default) or kind (needs Docker and the kindest/node image)
-//	JOBCONFORM_KUBECONFIG      use this existing cluster instead of creating one
-//	JOBCONFORM_CONTROLLERS     comma list of builtin, reference, external (default builtin,reference)
-//	JOBCONFORM_EXTERNAL_MANAGED_BY / JOBCONFORM_EXTERNAL_FINALIZER   the external controller
-//	JOBCONFORM_EXTERNAL_COMMAND  start it with this shell command (KUBECONFIG set to the cluster's);
-//	                             without it, the external controller must already run
-//	JOBCONFORM_SCENARIOS         directories of the user's scenarios (':'-separated)
-//	JOBCONFORM_BUILTIN_SCENARIOS false: only the user's scenarios
-//	JOBCONFORM_NODES             kwok (default) or kubelet: real kubelets on containerd (local provider)
+// runs one feature. Its settings are internal/options' (harness.Settings):
+// jobconform run hands them to every process in JOBCONFORM_OPTIONS; a run
+// started by go test or go tool ginkgo reads the JOBCONFORM_* variables that
+// docs/running.md lists beside each flag.
 package conformance
 
 import (

@@ -9,13 +9,10 @@
 // for the drill's own checks (fields survive every change; no finished pod
 // lost in a handover). Register adds the specs to Ginkgo's suite.
 //
-// Environment: as the conformance suite, and
-//
-//	JOBCONFORM_DRILLS            drills of scenarios/catalog/drills to run (comma-separated;
-//	                             default upgrade-downgrade-upgrade,emulated-rollback)
-//	JOBCONFORM_DRILL_PATH        instead, a path of releases, e.g. v1.36.3,v1.37.1,v1.36.3,v1.37.1,
-//	                             flown with the default drill's flights
-//	JOBCONFORM_UNSUPPORTED_SKEW  true: run a path that breaks the version-skew policy, labelled so
+// Settings (harness.Settings): as the conformance suite's, and what to fly:
+// the catalog's drills (--drills; default options.DefaultDrills), or a path
+// of releases with the default drill's flights (--drill-path), which may break
+// the version-skew policy only with --unsupported-skew.
 package drill
 
 import (
@@ -107,7 +104,7 @@ type flown struct {
 }
 
 // referenceBinary is the reference controller built once by process 1 for
-// every drill's cluster ("" when $JOBCONFORM_REFERENCE_BINARY names one).
+// every drill's cluster ("" when the settings name one).
 var referenceBinary string
 
 func register() {

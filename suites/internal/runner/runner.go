@@ -219,7 +219,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			r.Chaos = inj.Records()
 		}()
 	}
-	r.Steps = runSteps(ctx, client, ns, rec, s.Steps, version, c.ManagedBy == nil, inj)
+	r.Steps = stepper{client: client, ns: ns, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil}.runSteps(ctx, s.Steps)
 	// What the invariants know of the run besides its timeline: the chaos and
 	// the others' disruptions as they stand when called.
 	ictxNow := func() invariants.Context {
@@ -363,8 +363,22 @@ func buildJob(s *scenarios.Scenario, c Controller, target pods.Target) (*batchv1
 	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName, Labels: map[string]string{"jobconform.io/scenario": s.Name}}, Spec: *spec}, nil
 }
 
+// stepper is what a scenario's steps act on and wait with.
+type stepper struct {
+	client kubernetes.Interface
+	ns     string
+	rec    *recorder.Recorder
+	inj    *chaos.Injector
+	// version is the cluster's release; builtIn tells whether the controller
+	// under test is the built-in one, whose release's known bugs a failed
+	// step names.
+	version string
+	builtIn bool
+}
+
 // runSteps runs the steps in order until one fails.
-func runSteps(ctx context.Context, client kubernetes.Interface, ns string, rec *recorder.Recorder, steps []scenarios.Step, version string, builtIn bool, inj *chaos.Injector) []StepResult {
+func (sp stepper) runSteps(ctx context.Context, steps []scenarios.Step) []StepResult {
+	rec := sp.rec
 	var out []StepResult
 	// from is the first timeline entry an await may be satisfied by: the
 	// previous await's match (two awaits in a row may be met by one status),
@@ -379,7 +393,7 @@ func runSteps(ctx context.Context, client kubernetes.Interface, ns string, rec *
 				from = e.Seq
 			}
 		}
-		res, matched := runStep(ctx, client, ns, rec, i, st, version, builtIn, inj, from)
+		res, matched := sp.runStep(ctx, i, st, from)
 		if matched >= 0 {
 			from = matched
 		}
@@ -391,11 +405,10 @@ func runSteps(ctx context.Context, client kubernetes.Interface, ns string, rec *
 	return out
 }
 
-// runStep runs one step; an await counts the timeline's entries from
+// runStep runs step i; an await counts the timeline's entries from
 // sequence number from on and also returns the entry that met it (-1 if none).
-// builtIn tells whether the controller under test is the built-in one, whose
-// release's known bugs a failed step names.
-func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *recorder.Recorder, i int, st scenarios.Step, version string, builtIn bool, inj *chaos.Injector, from int) (StepResult, int) {
+func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from int) (StepResult, int) {
+	version := sp.version
 	res := StepResult{Index: i, Time: time.Now()}
 	switch {
 	case st.Await != nil:
@@ -410,7 +423,7 @@ func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *r
 		return res, -1
 	}
 	if st.Chaos != nil {
-		if err := inj.Do(ctx, i, *st.Chaos); err != nil {
+		if err := sp.inj.Do(ctx, i, *st.Chaos); err != nil {
 			res.Message = "the harness could not inject it (no verdict on the controller): " + err.Error()
 			return res, -1
 		}
@@ -418,7 +431,7 @@ func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *r
 		return res, -1
 	}
 	if st.Act != nil {
-		if err := act(ctx, client, ns, *st.Act); err != nil {
+		if err := act(ctx, sp.client, sp.ns, *st.Act); err != nil {
 			res.Message = err.Error()
 			return res, -1
 		}
@@ -430,7 +443,7 @@ func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *r
 		timeout = time.Minute
 	}
 	var lastWhy string
-	met, err := rec.WaitFrom(ctx, from, timeout, res.What, func(e recorder.Entry) bool {
+	met, err := sp.rec.WaitFrom(ctx, from, timeout, res.What, func(e recorder.Entry) bool {
 		if e.Kind != "Job" || e.Name != JobName || e.Type == recorder.Deleted {
 			return false
 		}
@@ -446,7 +459,7 @@ func runStep(ctx context.Context, client kubernetes.Interface, ns string, rec *r
 			within = "before the scenario's own timeout ran out" // shorter than the step's
 		}
 		res.Message = fmt.Sprintf("not reached %s (last status: %s)", within, lastWhy)
-		if bug, ok := bugs.Of(st.KnownBugs, version); ok && builtIn {
+		if bug, ok := bugs.Of(st.KnownBugs, version); ok && sp.builtIn {
 			res.Message += " — " + bug.Describe(version)
 		}
 		return res, -1

@@ -65,7 +65,7 @@ func TestAwaitAfterActIgnoresStatusFromBeforeIt(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	res := runSteps(ctx, client, "ns", rec, steps, "v1.37.1", true, nil)
+	res := stepper{client: client, ns: "ns", rec: rec, version: "v1.37.1", builtIn: true}.runSteps(ctx, steps)
 	var got []string
 	for _, r := range res {
 		got = append(got, r.What+": "+map[bool]string{true: "ok", false: "FAILED " + r.Message}[r.OK])

@@ -30,7 +30,7 @@ var _ provider.Cluster = (*Cluster)(nil)
 // Create connects to the cluster of cfg.Kubeconfig and asks its release.
 func Create(ctx context.Context, cfg provider.Config) (provider.Cluster, error) {
 	if cfg.Kubeconfig == "" {
-		return nil, errors.New("existing cluster: no kubeconfig given (set JOBCONFORM_KUBECONFIG or --kubeconfig)")
+		return nil, errors.New("existing cluster: no kubeconfig given (give --kubeconfig)")
 	}
 	if _, err := os.Stat(cfg.Kubeconfig); err != nil {
 		return nil, fmt.Errorf("existing cluster: kubeconfig %s: %w", cfg.Kubeconfig, err)

@@ -60,7 +60,7 @@ const (
 type Config struct {
 	// Name labels the cluster in logs and kubeconfig; default "jobconform".
 	Name string
-	// Version is the Kubernetes release; default $JOBCONFORM_K8S_VERSION, else release.Default.
+	// Version is the Kubernetes release; default release.Default.
 	Version string
 	// NodeGroups is the number of kwok processes (each one loses or keeps its
 	// nodes together); NodesPerGroup the nodes each owns. Defaults 3 and 1.
