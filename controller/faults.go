@@ -46,6 +46,8 @@ const (
 	FaultNoSuspendEvents         Fault = "no-suspend-events"
 	FaultCountSuspendedPods      Fault = "count-suspended-pods"
 	FaultActiveCountsTerminating Fault = "active-counts-terminating"
+	FaultNoIndexHostname         Fault = "no-index-hostname"
+	FaultOwnerWithoutBlock       Fault = "owner-without-block"
 )
 
 // Catalog says what each fault breaks.
@@ -80,6 +82,8 @@ var Catalog = map[Fault]string{
 	FaultNoSuspendEvents:         "records no Suspended or Resumed event",
 	FaultCountSuspendedPods:      "counts the pods a suspension deletes as failures (and backs off after the resume)",
 	FaultActiveCountsTerminating: "counts pods being deleted (not yet finished) in status.active",
+	FaultNoIndexHostname:         "gives an Indexed Job's pods no hostname $(job-name)-$(index)",
+	FaultOwnerWithoutBlock:       "owns its pods without blockOwnerDeletion (foreground deletion of the Job would not wait for them)",
 }
 
 // Faults lists the catalog's names, sorted.

@@ -43,6 +43,18 @@ func (c *Controller) podFinalizer() string {
 	return c.finalizer
 }
 
+// breakIdentity takes from a new pod what the identity faults leave out.
+func (c *Controller) breakIdentity(pod *corev1.Pod) {
+	if c.opts.Faults.Has(FaultNoIndexHostname) {
+		pod.Spec.Hostname = ""
+	}
+	if c.opts.Faults.Has(FaultOwnerWithoutBlock) {
+		for i := range pod.OwnerReferences {
+			pod.OwnerReferences[i].BlockOwnerDeletion = nil
+		}
+	}
+}
+
 func podTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }

@@ -475,6 +475,7 @@ func (c *Controller) createPods(ctx context.Context, key string, st *syncState, 
 			go func() {
 				defer wg.Done()
 				pod := newPod(job, ix, c.podFinalizer())
+				c.breakIdentity(pod)
 				if hasBackoffLimitPerIndex(job) {
 					count, ignored := c.nextIndexFailureCounts(job, st.delayed[ix])
 					pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(count))

@@ -53,6 +53,8 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultNoSuspendEvents:         "suspend",
 	controller.FaultCountSuspendedPods:      "suspend",
 	controller.FaultActiveCountsTerminating: "podReplacementPolicy",
+	controller.FaultNoIndexHostname:         "backoffPerIndex || successPolicy",
+	controller.FaultOwnerWithoutBlock:       "tracking",
 }
 
 // mutant is one fault's outcome.

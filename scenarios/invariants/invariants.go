@@ -175,6 +175,7 @@ var All = []Invariant{
 	SuspendEvents,
 	FinalizerOwned,
 	FinalizerAfterRecord,
+	PodIdentity,
 	Ledger,
 }
 
