@@ -399,7 +399,7 @@ func (c *Controller) deletePod(obj any) {
 // released the pod), so the pod can go. The owner is checked with a live
 // read, not the cache.
 func (c *Controller) releaseOrphan(pod *corev1.Pod) {
-	if !c.tracked(pod) {
+	if !c.tracked(pod) || c.opts.Faults.Has(FaultNoReleaseOnDeletion) {
 		return
 	}
 	if job := c.jobOfPod(pod); job != nil && !jobFinished(job) {

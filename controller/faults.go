@@ -48,6 +48,7 @@ const (
 	FaultActiveCountsTerminating Fault = "active-counts-terminating"
 	FaultNoIndexHostname         Fault = "no-index-hostname"
 	FaultOwnerWithoutBlock       Fault = "owner-without-block"
+	FaultNoReleaseOnDeletion     Fault = "no-release-on-deletion"
 )
 
 // Catalog says what each fault breaks.
@@ -84,6 +85,7 @@ var Catalog = map[Fault]string{
 	FaultActiveCountsTerminating: "counts pods being deleted (not yet finished) in status.active",
 	FaultNoIndexHostname:         "gives an Indexed Job's pods no hostname $(job-name)-$(index)",
 	FaultOwnerWithoutBlock:       "owns its pods without blockOwnerDeletion (foreground deletion of the Job would not wait for them)",
+	FaultNoReleaseOnDeletion:     "keeps the tracking finalizer on the pods of a Job that is gone (they stay Terminating)",
 }
 
 // Faults lists the catalog's names, sorted.

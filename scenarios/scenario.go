@@ -18,6 +18,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -31,6 +32,7 @@ import (
 var Features = []string{
 	"podReplacementPolicy", "terminalConditions", "managedBy", "readiness", "podFailurePolicy",
 	"backoff", "backoffPerIndex", "successPolicy", "suspend", "deadline", "elastic", "tracking",
+	"deletion",
 }
 
 // Scenario is one catalog entry.
@@ -120,6 +122,8 @@ func (p PodBehavior) Behavior() (pods.Behavior, error) {
 type Step struct {
 	// Await waits until the Job status matches.
 	Await *StatusPattern `json:"await,omitempty"`
+	// AwaitGone waits until the Job is removed and its pods are gone or released.
+	AwaitGone *GonePattern `json:"awaitGone,omitempty"`
 	// Act disturbs the Job or its pods.
 	Act *Action `json:"act,omitempty"`
 	// Chaos injects a disruption (package chaos); such scenarios run in the chaos suite.
@@ -163,6 +167,14 @@ const (
 	ActSuspend   = "suspend"
 	ActResume    = "resume"
 	ActScale     = "scale" // set parallelism (and completions, for elastic Indexed Jobs)
+	// ActDeleteJob deletes the Job with a propagation policy (default Background).
+	ActDeleteJob = "deleteJob"
+)
+
+// What awaitGone waits for of the pods once the Job is gone.
+const (
+	PodsGone     = "gone"     // every pod deleted
+	PodsReleased = "released" // no pod keeps the controller's tracking finalizer (orphans stay)
 )
 
 // Action is one disturbance.
@@ -180,9 +192,17 @@ type Action struct {
 	// Parallelism and Completions for scale.
 	Parallelism *int32 `json:"parallelism,omitempty"`
 	Completions *int32 `json:"completions,omitempty"`
+	// Propagation for deleteJob: Foreground, Background (default) or Orphan.
+	Propagation metav1.DeletionPropagation `json:"propagation,omitempty"`
 }
 
-var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale}
+var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale, ActDeleteJob}
+
+// GonePattern is what awaitGone waits for: the Job removed from the API,
+// and its pods as Pods says (PodsGone or PodsReleased).
+type GonePattern struct {
+	Pods string `json:"pods"`
+}
 
 // HasChaos tells whether the scenario injects chaos (and so needs the chaos suite).
 func (s *Scenario) HasChaos() bool {
@@ -323,13 +343,13 @@ func (s *Scenario) Validate() error {
 	for i, st := range s.Steps {
 		where := fmt.Sprintf("%s: steps[%d]", s.Name, i)
 		n := 0
-		for _, set := range []bool{st.Await != nil, st.Act != nil, st.Chaos != nil} {
+		for _, set := range []bool{st.Await != nil, st.AwaitGone != nil, st.Act != nil, st.Chaos != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return fmt.Errorf("%s: give exactly one of await, act or chaos", where)
+			return fmt.Errorf("%s: give exactly one of await, awaitGone, act or chaos", where)
 		}
 		if st.Chaos != nil {
 			if err := st.Chaos.Validate(); err != nil {
@@ -352,6 +372,15 @@ func (s *Scenario) Validate() error {
 			if st.Act.Kind == ActScale && st.Act.Parallelism == nil && st.Act.Completions == nil {
 				return fmt.Errorf("%s: scale needs parallelism or completions", where)
 			}
+			switch p := st.Act.Propagation; {
+			case p != "" && st.Act.Kind != ActDeleteJob:
+				return fmt.Errorf("%s: propagation is deleteJob's", where)
+			case p != "" && p != metav1.DeletePropagationForeground && p != metav1.DeletePropagationBackground && p != metav1.DeletePropagationOrphan:
+				return fmt.Errorf("%s: propagation %q is not Foreground, Background or Orphan", where, p)
+			}
+		}
+		if st.AwaitGone != nil && st.AwaitGone.Pods != PodsGone && st.AwaitGone.Pods != PodsReleased {
+			return fmt.Errorf("%s: awaitGone.pods %q is not %s or %s", where, st.AwaitGone.Pods, PodsGone, PodsReleased)
 		}
 		if st.Await != nil {
 			for _, c := range append(append([]string(nil), st.Await.Conditions...), st.Await.NotConditions...) {

@@ -51,7 +51,7 @@ func TestParseErrorsSayWhatAndWhere(t *testing.T) {
 	want := map[string]string{
 		"unknown field": "descripton", "unknown feature": `"speed" is not one of`, "bad action": `act.kind "explode"`,
 		"bad condition": `condition "Finished/BackoffLimitExceeded"`, "bad duration": "run \"two seconds\"",
-		"bad version": "~>1.32", "no steps": "steps:", "await and act": "exactly one of await, act or chaos",
+		"bad version": "~>1.32", "no steps": "steps:", "await and act": "exactly one of await, awaitGone, act or chaos",
 		"exit code forever": "needs a finite run", "bad chaos": `steps[1]: chaos: mode "most"`,
 	}
 	for name, doc := range cases {

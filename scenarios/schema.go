@@ -62,7 +62,7 @@ func Schema() ([]byte, error) {
 		act.Required = []string{"kind"}
 	}
 	if st, ok := s.Definitions[r.Namer(reflect.TypeOf(Step{}))]; ok {
-		st.OneOf = []*jsonschema.Schema{{Required: []string{"await"}}, {Required: []string{"act"}}, {Required: []string{"chaos"}}}
+		st.OneOf = []*jsonschema.Schema{{Required: []string{"await"}}, {Required: []string{"awaitGone"}}, {Required: []string{"act"}}, {Required: []string{"chaos"}}}
 		if kb, ok := st.Properties.Get("knownBugs"); ok && kb.Items != nil {
 			var ids []string
 			for id := range bugs.All {

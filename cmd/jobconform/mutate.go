@@ -55,6 +55,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultActiveCountsTerminating: "podReplacementPolicy",
 	controller.FaultNoIndexHostname:         "backoffPerIndex || successPolicy",
 	controller.FaultOwnerWithoutBlock:       "tracking",
+	controller.FaultNoReleaseOnDeletion:     "deletion",
 }
 
 // mutant is one fault's outcome.

@@ -176,6 +176,8 @@ var All = []Invariant{
 	FinalizerOwned,
 	FinalizerAfterRecord,
 	PodIdentity,
+	ReleasedOnDeletion,
+	ForegroundWaitsForPods,
 	Ledger,
 }
 

@@ -117,8 +117,8 @@ func settledCount(ctx Context, t timeline.Timeline, window time.Duration, name, 
 	}
 	var states []state
 	replay(ctx, t, func(e timeline.Entry, _, after *world) {
-		if after.job == nil {
-			return
+		if after.job == nil || after.job.DeletionTimestamp != nil {
+			return // a Job being deleted owes no status
 		}
 		n := int32(0)
 		for _, p := range after.podsOf(after.job.UID) {

@@ -47,7 +47,12 @@ func replay(ctx Context, t timeline.Timeline, visit func(e timeline.Entry, befor
 		}
 		switch e.Kind {
 		case "Job":
+			// A removed Job is no longer there to hold its promises; visit
+			// still sees it in before.
 			w.job = e.Job()
+			if e.Type == timeline.Deleted {
+				w.job = nil
+			}
 		case "Pod":
 			p := e.Pod()
 			if e.Type == timeline.Deleted {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -219,7 +220,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			r.Chaos = inj.Records()
 		}()
 	}
-	r.Steps = stepper{client: client, ns: ns, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil}.runSteps(ctx, s.Steps)
+	r.Steps = stepper{client: client, ns: ns, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, finalizer: c.Finalizer}.runSteps(ctx, s.Steps)
 	// What the invariants know of the run besides its timeline: the chaos and
 	// the others' disruptions as they stand when called.
 	ictxNow := func() invariants.Context {
@@ -374,6 +375,8 @@ type stepper struct {
 	// step names.
 	version string
 	builtIn bool
+	// finalizer is the controller's pod tracking finalizer (awaitGone).
+	finalizer string
 }
 
 // runSteps runs the steps in order until one fails.
@@ -388,7 +391,7 @@ func (sp stepper) runSteps(ctx context.Context, steps []scenarios.Step) []StepRe
 	// the Job's status from before the suspension.
 	from := 0
 	for i, st := range steps {
-		if st.Await == nil {
+		if st.Await == nil && st.AwaitGone == nil {
 			if e, ok := rec.Latest("Job", JobName); ok {
 				from = e.Seq
 			}
@@ -413,6 +416,8 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 	switch {
 	case st.Await != nil:
 		res.What = "await " + describePattern(*st.Await)
+	case st.AwaitGone != nil:
+		res.What = "await the Job gone and its pods " + st.AwaitGone.Pods
 	case st.Act != nil:
 		res.What = "act " + st.Act.Kind
 	default:
@@ -442,6 +447,9 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 	if timeout == 0 {
 		timeout = time.Minute
 	}
+	if st.AwaitGone != nil {
+		return sp.awaitGone(ctx, res, *st.AwaitGone, timeout)
+	}
 	var lastWhy string
 	met, err := sp.rec.WaitFrom(ctx, from, timeout, res.What, func(e recorder.Entry) bool {
 		if e.Kind != "Job" || e.Name != JobName || e.Type == recorder.Deleted {
@@ -462,6 +470,45 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 		if bug, ok := bugs.Of(st.KnownBugs, version); ok && sp.builtIn {
 			res.Message += " — " + bug.Describe(version)
 		}
+		return res, -1
+	}
+	res.OK = true
+	return res, met.Seq
+}
+
+// awaitGone waits until the Job has been removed from the API and its pods
+// are gone, or none keeps the controller's tracking finalizer, as g says.
+// The whole recording counts: a pod's state is its last entry.
+func (sp stepper) awaitGone(ctx context.Context, res StepResult, g scenarios.GonePattern, timeout time.Duration) (StepResult, int) {
+	pods := map[string]*corev1.Pod{}
+	jobGone := false
+	why := "the Job is not gone"
+	met, err := sp.rec.WaitFrom(ctx, 0, timeout, res.What, func(e recorder.Entry) bool {
+		switch {
+		case e.Kind == "Job" && e.Name == JobName && e.Type == recorder.Deleted:
+			jobGone = true
+		case e.Kind == "Pod" && e.Type == recorder.Deleted:
+			delete(pods, e.Name)
+		case e.Kind == "Pod":
+			pods[e.Name] = e.Pod()
+		default:
+			return false
+		}
+		if !jobGone {
+			return false
+		}
+		var left []string
+		for name, p := range pods {
+			if g.Pods == scenarios.PodsGone || slices.Contains(p.Finalizers, sp.finalizer) {
+				left = append(left, name)
+			}
+		}
+		sort.Strings(left)
+		why = fmt.Sprintf("the Job is gone; pods not %s: %s", g.Pods, strings.Join(left, ", "))
+		return len(left) == 0
+	})
+	if err != nil {
+		res.Message = fmt.Sprintf("not reached within %s (%s)", timeout, why)
 		return res, -1
 	}
 	res.OK = true
@@ -558,6 +605,12 @@ func act(ctx context.Context, client kubernetes.Interface, ns string, a scenario
 		patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, a.Kind == scenarios.ActSuspend)
 		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		return err
+	case scenarios.ActDeleteJob:
+		policy := a.Propagation
+		if policy == "" {
+			policy = metav1.DeletePropagationBackground
+		}
+		return client.BatchV1().Jobs(ns).Delete(ctx, JobName, metav1.DeleteOptions{PropagationPolicy: &policy})
 	case scenarios.ActScale:
 		spec := map[string]any{}
 		if a.Parallelism != nil {
