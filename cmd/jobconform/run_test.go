@@ -32,3 +32,32 @@ func TestUnjudged(t *testing.T) {
 		t.Fatalf("a suite skipped in its set-up: unjudged = %v", err)
 	}
 }
+
+// The verdict table has a row per release, suite and kind of cluster: a
+// suite on kubelet nodes or with feature gates is not folded into another.
+func TestPrintVerdictsRows(t *testing.T) {
+	runs := []reports.Run{
+		{Version: "v1.37.1", Suite: "jobconform conformance", SpecVerdict: "PASS"},
+		{Version: "v1.37.1", Suite: "jobconform conformance", SpecVerdict: "FAIL", Spec: "[reference] x", Failures: []string{"step 2: not reached\nmore"}},
+		{Version: "v1.37.1", Suite: "jobconform conformance", SpecVerdict: "PASS", Nodes: "kubelet"},
+		{Version: "v1.31.4", Suite: "jobconform conformance", SpecVerdict: "skip", Gates: "JobManagedBy=true"},
+	}
+	var b strings.Builder
+	if failed := printVerdicts(&b, runs); failed != 1 {
+		t.Errorf("failed = %d, want 1", failed)
+	}
+	for _, row := range []string{
+		"v1.31.4      jobconform conformance (JobManagedBy=true)          0      0       1",
+		"v1.37.1      jobconform conformance                              1      1       0",
+		"v1.37.1      jobconform conformance (kubelet nodes)              1      0       0",
+		"FAIL [reference] x (Kubernetes v1.37.1): step 2: not reached",
+	} {
+		found := false
+		for _, line := range strings.Split(b.String(), "\n") {
+			found = found || strings.Join(strings.Fields(line), " ") == strings.Join(strings.Fields(row), " ")
+		}
+		if !found {
+			t.Errorf("the table lacks %q:\n%s", row, b.String())
+		}
+	}
+}

@@ -68,7 +68,15 @@ func printVerdicts(w io.Writer, runs []reports.Run) int {
 	var keys []key
 	var failures []string
 	for _, r := range runs {
+		// A row per kind of cluster too: the same suite on kubelet nodes,
+		// or with feature gates, is a run of its own.
 		k := key{r.Version, r.Suite}
+		if r.Nodes != "" {
+			k.suite += " (" + r.Nodes + " nodes)"
+		}
+		if r.Gates != "" {
+			k.suite += " (" + r.Gates + ")"
+		}
 		if count[k] == nil {
 			count[k] = map[string]int{}
 			keys = append(keys, k)
@@ -87,11 +95,11 @@ func printVerdicts(w io.Writer, runs []reports.Run) int {
 		}
 		return keys[i].suite < keys[j].suite
 	})
-	fmt.Fprintf(w, "\njobconform verdicts\n  %-12s %-24s %6s %6s %7s\n", "Kubernetes", "suite", "passed", "failed", "skipped")
+	fmt.Fprintf(w, "\njobconform verdicts\n  %-12s %-44s %6s %6s %7s\n", "Kubernetes", "suite", "passed", "failed", "skipped")
 	total := 0
 	for _, k := range keys {
 		c := count[k]
-		fmt.Fprintf(w, "  %-12s %-24s %6d %6d %7d\n", orDefault(k.version, "?"), k.suite, c["PASS"], c["FAIL"], c["skip"])
+		fmt.Fprintf(w, "  %-12s %-44s %6d %6d %7d\n", orDefault(k.version, "?"), k.suite, c["PASS"], c["FAIL"], c["skip"])
 		total += c["FAIL"]
 	}
 	for _, f := range failures {
