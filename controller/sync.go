@@ -326,7 +326,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	parallelism := ptr.Deref(job.Spec.Parallelism, 1)
 	var want int32
 	if job.Spec.Completions == nil {
-		if st.succeeded > 0 {
+		if st.succeeded > 0 && !c.opts.Faults.Has(FaultWorkQueueRefill) {
 			want = active
 		} else {
 			want = parallelism

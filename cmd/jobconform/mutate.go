@@ -56,6 +56,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultNoIndexHostname:         "backoffPerIndex || successPolicy",
 	controller.FaultOwnerWithoutBlock:       "tracking",
 	controller.FaultNoReleaseOnDeletion:     "deletion",
+	controller.FaultWorkQueueRefill:         "tracking",
 }
 
 // mutant is one fault's outcome.

@@ -178,6 +178,7 @@ var All = []Invariant{
 	PodIdentity,
 	ReleasedOnDeletion,
 	ForegroundWaitsForPods,
+	WorkQueueNoRefill,
 	Ledger,
 }
 
