@@ -103,6 +103,9 @@ type Controller struct {
 	// finishedJobs remembers Jobs this process wrote a terminal condition for,
 	// so a sync on a stale cache does not act on them again.
 	finishedJobs sync.Map
+	// firstTemplates holds each Job's pod template as first synced: the
+	// stale-template fault creates pods from it.
+	firstTemplates sync.Map
 	// stale: versions of Jobs the cache may hold that the apiserver has
 	// replaced (jobToSync reads those Jobs live).
 	stale *staleVersions

@@ -50,6 +50,7 @@ const (
 	FaultOwnerWithoutBlock       Fault = "owner-without-block"
 	FaultNoReleaseOnDeletion     Fault = "no-release-on-deletion"
 	FaultWorkQueueRefill         Fault = "work-queue-refill"
+	FaultStaleTemplate           Fault = "stale-template"
 )
 
 // Catalog says what each fault breaks.
@@ -86,6 +87,7 @@ var Catalog = map[Fault]string{
 	FaultActiveCountsTerminating: "counts pods being deleted (not yet finished) in status.active",
 	FaultNoIndexHostname:         "gives an Indexed Job's pods no hostname $(job-name)-$(index)",
 	FaultOwnerWithoutBlock:       "owns its pods without blockOwnerDeletion (foreground deletion of the Job would not wait for them)",
+	FaultStaleTemplate:           "creates pods from the pod template as it first saw it, ignoring changes made while the Job was suspended",
 	FaultWorkQueueRefill:         "keeps a work-queue Job (no completions) at parallelism after a pod has succeeded",
 	FaultNoReleaseOnDeletion:     "keeps the tracking finalizer on the pods of a Job that is gone (they stay Terminating)",
 }

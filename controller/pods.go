@@ -43,6 +43,18 @@ func (c *Controller) podFinalizer() string {
 	return c.finalizer
 }
 
+// templateJob is the Job new pods are rendered from: job itself, or under
+// the stale-template fault the Job with the template it had when first seen.
+func (c *Controller) templateJob(job *batchv1.Job) *batchv1.Job {
+	if !c.opts.Faults.Has(FaultStaleTemplate) {
+		return job
+	}
+	first, _ := c.firstTemplates.LoadOrStore(job.UID, job.Spec.Template.DeepCopy())
+	stale := job.DeepCopy()
+	stale.Spec.Template = *first.(*corev1.PodTemplateSpec).DeepCopy()
+	return stale
+}
+
 // breakIdentity takes from a new pod what the identity faults leave out.
 func (c *Controller) breakIdentity(pod *corev1.Pod) {
 	if c.opts.Faults.Has(FaultNoIndexHostname) {

@@ -56,6 +56,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if err != nil || job == nil {
 		return err
 	}
+	c.templateJob(job) // the stale-template fault remembers the first template it syncs
 	if jobFinished(job) {
 		c.backoff.remove(key)
 		c.finishedJobs.Delete(job.UID)
@@ -474,7 +475,7 @@ func (c *Controller) createPods(ctx context.Context, key string, st *syncState, 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				pod := newPod(job, ix, c.podFinalizer())
+				pod := newPod(c.templateJob(job), ix, c.podFinalizer())
 				c.breakIdentity(pod)
 				if hasBackoffLimitPerIndex(job) {
 					count, ignored := c.nextIndexFailureCounts(job, st.delayed[ix])

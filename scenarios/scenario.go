@@ -169,6 +169,11 @@ const (
 	ActScale     = "scale" // set parallelism (and completions, for elastic Indexed Jobs)
 	// ActDeleteJob deletes the Job with a propagation policy (default Background).
 	ActDeleteJob = "deleteJob"
+	// ActPatchTemplate merges labels, annotations and tolerations into the
+	// pod template: allowed while a Job is suspended and has not started
+	// (the scheduling directives a queue such as Kueue sets before it
+	// admits the Job), refused by the apiserver once it runs.
+	ActPatchTemplate = "patchTemplate"
 )
 
 // What awaitGone waits for of the pods once the Job is gone.
@@ -194,9 +199,16 @@ type Action struct {
 	Completions *int32 `json:"completions,omitempty"`
 	// Propagation for deleteJob: Foreground, Background (default) or Orphan.
 	Propagation metav1.DeletionPropagation `json:"propagation,omitempty"`
+	// Labels, Annotations and Tolerations for patchTemplate.
+	Labels      map[string]string   `json:"labels,omitempty"`
+	Annotations map[string]string   `json:"annotations,omitempty"`
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Refused: the act must be refused by the apiserver as invalid (a
+	// change it does not allow at this point of the Job's life).
+	Refused bool `json:"refused,omitempty"`
 }
 
-var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale, ActDeleteJob}
+var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale, ActDeleteJob, ActPatchTemplate}
 
 // GonePattern is what awaitGone waits for: the Job removed from the API,
 // and its pods as Pods says (PodsGone or PodsReleased).
@@ -371,6 +383,15 @@ func (s *Scenario) Validate() error {
 			}
 			if st.Act.Kind == ActScale && st.Act.Parallelism == nil && st.Act.Completions == nil {
 				return fmt.Errorf("%s: scale needs parallelism or completions", where)
+			}
+			if st.Act.Kind == ActPatchTemplate && len(st.Act.Labels)+len(st.Act.Annotations)+len(st.Act.Tolerations) == 0 {
+				return fmt.Errorf("%s: patchTemplate needs labels, annotations or tolerations", where)
+			}
+			if (len(st.Act.Labels)+len(st.Act.Annotations)+len(st.Act.Tolerations) > 0) != (st.Act.Kind == ActPatchTemplate) {
+				return fmt.Errorf("%s: labels, annotations and tolerations are patchTemplate's", where)
+			}
+			if st.Act.Refused && st.Act.Kind != ActPatchTemplate && st.Act.Kind != ActScale {
+				return fmt.Errorf("%s: refused is for patchTemplate and scale", where)
 			}
 			switch p := st.Act.Propagation; {
 			case p != "" && st.Act.Kind != ActDeleteJob:

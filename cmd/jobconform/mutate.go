@@ -57,6 +57,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultOwnerWithoutBlock:       "tracking",
 	controller.FaultNoReleaseOnDeletion:     "deletion",
 	controller.FaultWorkQueueRefill:         "tracking",
+	controller.FaultStaleTemplate:           "suspend",
 }
 
 // mutant is one fault's outcome.

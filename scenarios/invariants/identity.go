@@ -6,6 +6,7 @@ package invariants
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,9 @@ const completionIndexEnv = "JOB_COMPLETION_INDEX"
 // (a controller ownerReference with blockOwnerDeletion, as
 // metav1.NewControllerRef sets, so that foreground deletion waits for it)
 // and carries the template's labels (among them batch.kubernetes.io/job-name
-// and controller-uid, which the apiserver puts in the template). A pod of an
+// and controller-uid, which the apiserver puts in the template), annotations
+// and tolerations, as the template stands when the pod is created (a change
+// made while the Job was suspended reaches every pod created after it). A pod of an
 // Indexed Job carries its index in every form the Job documentation names: the
 // batch.kubernetes.io/job-completion-index annotation and label (the label
 // from v1.28 with PodIndexLabel, on by default: every supported release),
@@ -72,6 +75,16 @@ func identityFaults(j *batchv1.Job, p *corev1.Pod) []string {
 	for k, v := range j.Spec.Template.Labels {
 		if got, ok := p.Labels[k]; !ok || got != v {
 			out = append(out, fmt.Sprintf("label %s=%q of the template is %q", k, v, got))
+		}
+	}
+	for k, v := range j.Spec.Template.Annotations {
+		if got, ok := p.Annotations[k]; !ok || got != v {
+			out = append(out, fmt.Sprintf("annotation %s=%q of the template is %q", k, v, got))
+		}
+	}
+	for _, tol := range j.Spec.Template.Spec.Tolerations {
+		if !slices.ContainsFunc(p.Spec.Tolerations, func(t corev1.Toleration) bool { return tol.MatchToleration(&t) }) {
+			out = append(out, fmt.Sprintf("toleration %s of the template is missing", tol.Key))
 		}
 	}
 	ix, annotated := p.Annotations[batchv1.JobCompletionIndexAnnotation]

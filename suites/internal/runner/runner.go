@@ -600,7 +600,35 @@ func settle(ctx context.Context, rec *recorder.Recorder, quiet, max time.Duratio
 
 // act performs one disturbance.
 func act(ctx context.Context, client kubernetes.Interface, ns string, a scenarios.Action) error {
+	if a.Refused {
+		// The change must be refused as invalid; its being accepted is the failure.
+		a.Refused = false
+		switch err := act(ctx, client, ns, a); {
+		case err == nil:
+			return fmt.Errorf("the apiserver accepted the %s, which it must refuse here", a.Kind)
+		case apierrors.IsInvalid(err):
+			return nil
+		default:
+			return fmt.Errorf("the %s was refused, but not as invalid: %w", a.Kind, err)
+		}
+	}
 	switch a.Kind {
+	case scenarios.ActPatchTemplate:
+		tmpl := map[string]any{}
+		if len(a.Labels)+len(a.Annotations) > 0 {
+			tmpl["metadata"] = map[string]any{"labels": a.Labels, "annotations": a.Annotations}
+		}
+		if len(a.Tolerations) > 0 {
+			// A merge patch replaces the list: the template's own tolerations are kept by reading them first.
+			job, err := client.BatchV1().Jobs(ns).Get(ctx, JobName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			tmpl["spec"] = map[string]any{"tolerations": append(job.Spec.Template.Spec.Tolerations, a.Tolerations...)}
+		}
+		patch := fmt.Sprintf(`{"spec":{"template":%s}}`, mustJSON(tmpl))
+		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
 	case scenarios.ActSuspend, scenarios.ActResume:
 		patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, a.Kind == scenarios.ActSuspend)
 		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
