@@ -57,8 +57,34 @@ func Timeline(r Run) string {
 	if len(r.Events) == 0 {
 		return ""
 	}
-	t0, t1 := r.Events[0].Time, r.Events[len(r.Events)-1].Time
-	for _, e := range r.Events {
+	f := newFrame(r.Events)
+	pods, byPod := podEvents(r.Events)
+	f.chartTop = 30 + laneHeight*len(pods) + 20
+	height := f.chartTop + chartH + 40
+	fmt.Fprintf(&f.b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="timeline of %s">`,
+		svgWidth, height, svgWidth, height, html.EscapeString(r.Scenario))
+	f.axis()
+	f.podLanes(pods, byPod)
+	f.conditions(f.counters(r.Events))
+	f.versionBands(r.Chaos)
+	f.chaos(r.Chaos)
+	f.violations(r.Violations)
+	f.b.WriteString(`</svg>`)
+	return f.b.String()
+}
+
+// frame is a timeline being drawn: its time span and where the chart of
+// the Job's counters starts.
+type frame struct {
+	b        strings.Builder
+	t0, t1   time.Time
+	span     float64
+	chartTop int
+}
+
+func newFrame(events []Event) *frame {
+	t0, t1 := events[0].Time, events[len(events)-1].Time
+	for _, e := range events {
 		if e.Time.Before(t0) {
 			t0 = e.Time
 		}
@@ -67,14 +93,35 @@ func Timeline(r Run) string {
 		}
 	}
 	t1 = t1.Add(time.Second)
-	span := t1.Sub(t0).Seconds()
-	x := func(t time.Time) float64 {
-		return labelWidth + (svgWidth-labelWidth-20)*t.Sub(t0).Seconds()/span
+	return &frame{t0: t0, t1: t1, span: t1.Sub(t0).Seconds()}
+}
+
+// x is where time t is drawn.
+func (f *frame) x(t time.Time) float64 {
+	return labelWidth + (svgWidth-labelWidth-20)*t.Sub(f.t0).Seconds()/f.span
+}
+
+// at reads a clock time of the run's day (chaos and drills print them), and
+// tells whether it falls within a minute of the run.
+func (f *frame) at(clock string) (time.Time, bool) {
+	c, err := time.ParseInLocation("15:04:05.000", clock, f.t0.Location())
+	if err != nil {
+		return time.Time{}, false
 	}
-	// Pods in order of appearance.
+	t0 := f.t0
+	t := time.Date(t0.Year(), t0.Month(), t0.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), t0.Location())
+	ok := !t.Before(t0.Add(-time.Minute)) && !t.After(f.t1.Add(time.Minute))
+	if t.Before(t0) {
+		t = t0 // just before the run (a drill's change): at its left edge
+	}
+	return t, ok
+}
+
+// podEvents are the pods in order of appearance, and each one's events.
+func podEvents(events []Event) ([]string, map[string][]Event) {
 	var pods []string
 	byPod := map[string][]Event{}
-	for _, e := range r.Events {
+	for _, e := range events {
 		if e.Kind != "Pod" {
 			continue
 		}
@@ -83,67 +130,76 @@ func Timeline(r Run) string {
 		}
 		byPod[e.Name] = append(byPod[e.Name], e)
 	}
-	chartTop := 30 + laneHeight*len(pods) + 20
-	height := chartTop + chartH + 40
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="timeline of %s">`,
-		svgWidth, height, svgWidth, height, html.EscapeString(r.Scenario))
-	// time axis, every 5s (or coarser)
+	return pods, byPod
+}
+
+// axis draws the time axis, every 5s (or coarser).
+func (f *frame) axis() {
 	step := 5.0
-	for span/step > 12 {
+	for f.span/step > 12 {
 		step *= 2
 	}
-	for s := 0.0; s <= span; s += step {
-		xx := x(t0.Add(time.Duration(s * float64(time.Second))))
-		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#eee"/>`, xx, xx, chartTop+chartH)
-		fmt.Fprintf(&b, `<text x="%.1f" y="14" font-size="10" text-anchor="middle" fill="#666">%gs</text>`, xx, s)
+	for s := 0.0; s <= f.span; s += step {
+		xx := f.x(f.t0.Add(time.Duration(s * float64(time.Second))))
+		fmt.Fprintf(&f.b, `<line class="grid" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#eee"/>`, xx, xx, f.chartTop+chartH)
+		fmt.Fprintf(&f.b, `<text x="%.1f" y="14" font-size="10" text-anchor="middle" fill="#666">%gs</text>`, xx, s)
 	}
-	// pod lanes
+}
+
+// podLanes draws a lane per pod, its states by colour.
+func (f *frame) podLanes(pods []string, byPod map[string][]Event) {
 	for i, name := range pods {
 		y := 30 + laneHeight*i
-		fmt.Fprintf(&b, `<text x="4" y="%d" font-size="11" fill="#222">%s</text>`, y+12, html.EscapeString(shortName(name)))
+		fmt.Fprintf(&f.b, `<text x="4" y="%d" font-size="11" fill="#222">%s</text>`, y+12, html.EscapeString(shortName(name)))
 		evs := byPod[name]
 		for k, e := range evs {
 			if e.Type == "DELETED" {
 				break
 			}
-			end := t1
+			end := f.t1
 			if k+1 < len(evs) {
 				end = evs[k+1].Time
 			}
 			st := podState(e)
-			fmt.Fprintf(&b, `<rect class="pod-state %s" x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s %s from %s</title></rect>`,
-				st, x(e.Time), y+2, max(x(end)-x(e.Time), 0.8), laneHeight-4, colourOf(st), html.EscapeString(name), st, e.Time.Format("15:04:05.000"))
+			fmt.Fprintf(&f.b, `<rect class="pod-state %s" x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s %s from %s</title></rect>`,
+				st, f.x(e.Time), y+2, max(f.x(end)-f.x(e.Time), 0.8), laneHeight-4, colourOf(st), html.EscapeString(name), st, e.Time.Format("15:04:05.000"))
 		}
 	}
-	// counters
+}
+
+// counters draws the Job's counters as step lines and returns the Job's events.
+func (f *frame) counters(events []Event) []Event {
 	var jobs []Event
 	maxV := int32(1)
-	for _, e := range r.Events {
+	for _, e := range events {
 		if e.Kind == "Job" && e.Type != "DELETED" {
 			jobs = append(jobs, e)
 			maxV = max(maxV, e.Active, e.Ready, e.Terminating, e.Failed, e.Succeeded)
 		}
 	}
-	fmt.Fprintf(&b, `<text x="4" y="%d" font-size="11" fill="#222">Job status</text>`, chartTop+12)
-	yv := func(v int32) float64 { return float64(chartTop+chartH) - float64(chartH-10)*float64(v)/float64(maxV) }
+	fmt.Fprintf(&f.b, `<text x="4" y="%d" font-size="11" fill="#222">Job status</text>`, f.chartTop+12)
+	yv := func(v int32) float64 { return float64(f.chartTop+chartH) - float64(chartH-10)*float64(v)/float64(maxV) }
 	for ci, c := range counterColours {
 		var pts []string
 		for k, e := range jobs {
 			v := []int32{e.Active, e.Ready, e.Terminating, e.Failed, e.Succeeded}[ci]
-			end := t1
+			end := f.t1
 			if k+1 < len(jobs) {
 				end = jobs[k+1].Time
 			}
 			off := float64(ci) * 0.8 // keep equal lines apart
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", x(e.Time), yv(v)-off, x(end), yv(v)-off))
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", f.x(e.Time), yv(v)-off, f.x(end), yv(v)-off))
 		}
 		if len(pts) > 0 {
-			fmt.Fprintf(&b, `<polyline class="counter %s" fill="none" stroke="%s" stroke-width="1.6" points="%s"/>`, c.Name, c.Colour, strings.Join(pts, " "))
+			fmt.Fprintf(&f.b, `<polyline class="counter %s" fill="none" stroke="%s" stroke-width="1.6" points="%s"/>`, c.Name, c.Colour, strings.Join(pts, " "))
 		}
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%.1f" font-size="10" fill="#666">%d</text>`, labelWidth-18, yv(maxV)+4, maxV)
-	// condition markers: where each condition first appears
+	fmt.Fprintf(&f.b, `<text x="%d" y="%.1f" font-size="10" fill="#666">%d</text>`, labelWidth-18, yv(maxV)+4, maxV)
+	return jobs
+}
+
+// conditions marks where each condition first appears.
+func (f *frame) conditions(jobs []Event) {
 	seen := map[string]bool{}
 	for _, e := range jobs {
 		for _, c := range e.Conditions {
@@ -151,34 +207,25 @@ func Timeline(r Run) string {
 				continue
 			}
 			seen[c] = true
-			xx := x(e.Time)
-			fmt.Fprintf(&b, `<line class="condition" x1="%.1f" y1="22" x2="%.1f" y2="%d" stroke="#555" stroke-dasharray="3,2"/>`, xx, xx, chartTop+chartH)
-			fmt.Fprintf(&b, `<text class="condition-label" x="%.1f" y="%d" font-size="10" fill="#333">%s</text>`, xx+2, chartTop+chartH+12+10*(len(seen)%2), html.EscapeString(c))
+			xx := f.x(e.Time)
+			fmt.Fprintf(&f.b, `<line class="condition" x1="%.1f" y1="22" x2="%.1f" y2="%d" stroke="#555" stroke-dasharray="3,2"/>`, xx, xx, f.chartTop+chartH)
+			fmt.Fprintf(&f.b, `<text class="condition-label" x="%.1f" y="%d" font-size="10" fill="#333">%s</text>`, xx+2, f.chartTop+chartH+12+10*(len(seen)%2), html.EscapeString(c))
 		}
 	}
-	// chaos and violations (printed as clock times on the day of the run)
-	at := func(clock string) (time.Time, bool) {
-		c, err := time.ParseInLocation("15:04:05.000", clock, t0.Location())
-		if err != nil {
-			return time.Time{}, false
-		}
-		t := time.Date(t0.Year(), t0.Month(), t0.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), t0.Location())
-		ok := !t.Before(t0.Add(-time.Minute)) && !t.After(t1.Add(time.Minute))
-		if t.Before(t0) {
-			t = t0 // just before the run (a drill's change): at its left edge
-		}
-		return t, ok
-	}
-	// A drill's changes of the apiserver's release: bands of the version in force.
+}
+
+// versionBands draws a drill's changes of the apiserver's release: bands of
+// the version in force.
+func (f *frame) versionBands(chaos []ChaosAction) {
 	type band struct {
 		from    float64
 		version string
 	}
 	var bands []band
-	for _, c := range r.Chaos {
+	for _, c := range chaos {
 		if v, ok := strings.CutPrefix(c.Effect, "kube-apiserver runs "); ok {
-			if t, ok := at(c.Time); ok {
-				bands = append(bands, band{x(t), v})
+			if t, ok := f.at(c.Time); ok {
+				bands = append(bands, band{f.x(t), v})
 			}
 		}
 	}
@@ -191,33 +238,39 @@ func Timeline(r Run) string {
 		if i%2 == 1 {
 			fill = "#eaf3f8"
 		}
-		fmt.Fprintf(&b, `<rect class="version-band" x="%.1f" y="2" width="%.1f" height="14" fill="%s"><title>from here the apiserver runs %s</title></rect>`,
+		fmt.Fprintf(&f.b, `<rect class="version-band" x="%.1f" y="2" width="%.1f" height="14" fill="%s"><title>from here the apiserver runs %s</title></rect>`,
 			bd.from, max(to-bd.from, 1), fill, html.EscapeString(bd.version))
-		fmt.Fprintf(&b, `<text class="version-label" x="%.1f" y="13" font-size="10" fill="#555">%s</text>`, bd.from+2, html.EscapeString(bd.version))
+		fmt.Fprintf(&f.b, `<text class="version-label" x="%.1f" y="13" font-size="10" fill="#555">%s</text>`, bd.from+2, html.EscapeString(bd.version))
 	}
-	for _, c := range r.Chaos {
-		if t, ok := at(c.Time); ok {
-			xx := x(t)
-			fmt.Fprintf(&b, `<line class="chaos" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#8e44ad" stroke-width="2"><title>%s</title></line>`,
-				xx, xx, chartTop+chartH, html.EscapeString(c.Log+" → "+c.Effect))
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" fill="#8e44ad">⚡</text>`, xx-4, 28)
+}
+
+// chaos marks each chaos action.
+func (f *frame) chaos(chaos []ChaosAction) {
+	for _, c := range chaos {
+		if t, ok := f.at(c.Time); ok {
+			xx := f.x(t)
+			fmt.Fprintf(&f.b, `<line class="chaos" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#8e44ad" stroke-width="2"><title>%s</title></line>`,
+				xx, xx, f.chartTop+chartH, html.EscapeString(c.Log+" → "+c.Effect))
+			fmt.Fprintf(&f.b, `<text x="%.1f" y="%d" font-size="10" fill="#8e44ad">⚡</text>`, xx-4, 28)
 		}
 	}
-	for _, v := range r.Violations {
+}
+
+// violations marks each broken invariant, in red.
+func (f *frame) violations(vs []Violation) {
+	for _, v := range vs {
 		if !v.Time.IsZero() {
-			xx := x(v.Time)
-			fmt.Fprintf(&b, `<line class="violation" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#e00" stroke-width="3"><title>%s</title></line>`,
-				xx, xx, chartTop+chartH, html.EscapeString(v.Invariant+": "+v.Message))
+			xx := f.x(v.Time)
+			fmt.Fprintf(&f.b, `<line class="violation" x1="%.1f" y1="20" x2="%.1f" y2="%d" stroke="#e00" stroke-width="3"><title>%s</title></line>`,
+				xx, xx, f.chartTop+chartH, html.EscapeString(v.Invariant+": "+v.Message))
 			anchor, dx := "start", 3.0
 			if xx > svgWidth*0.6 { // keep the label inside the picture
 				anchor, dx = "end", -3
 			}
-			fmt.Fprintf(&b, `<text class="violation-label" x="%.1f" y="%d" font-size="11" font-weight="bold" fill="#e00" text-anchor="%s">✗ %s</text>`,
-				xx+dx, chartTop+chartH+34, anchor, html.EscapeString(v.Invariant))
+			fmt.Fprintf(&f.b, `<text class="violation-label" x="%.1f" y="%d" font-size="11" font-weight="bold" fill="#e00" text-anchor="%s">✗ %s</text>`,
+				xx+dx, f.chartTop+chartH+34, anchor, html.EscapeString(v.Invariant))
 		}
 	}
-	b.WriteString(`</svg>`)
-	return b.String()
 }
 
 // shortName keeps the part of a pod name after the Job name.
