@@ -51,6 +51,8 @@ const (
 	FaultNoReleaseOnDeletion     Fault = "no-release-on-deletion"
 	FaultWorkQueueRefill         Fault = "work-queue-refill"
 	FaultStaleTemplate           Fault = "stale-template"
+	FaultBackoffLimitFirst       Fault = "backoff-limit-first"
+	FaultPerIndexOnly            Fault = "per-index-only"
 )
 
 // Catalog says what each fault breaks.
@@ -87,6 +89,8 @@ var Catalog = map[Fault]string{
 	FaultActiveCountsTerminating: "counts pods being deleted (not yet finished) in status.active",
 	FaultNoIndexHostname:         "gives an Indexed Job's pods no hostname $(job-name)-$(index)",
 	FaultOwnerWithoutBlock:       "owns its pods without blockOwnerDeletion (foreground deletion of the Job would not wait for them)",
+	FaultBackoffLimitFirst:       "checks the backoff limit before the pod failure policy: a FailJob failure that also exhausts backoffLimit gets reason BackoffLimitExceeded",
+	FaultPerIndexOnly:            "with backoffLimitPerIndex, ignores the global backoffLimit",
 	FaultStaleTemplate:           "creates pods from the pod template as it first saw it, ignoring changes made while the Job was suspended",
 	FaultWorkQueueRefill:         "keeps a work-queue Job (no completions) at parallelism after a pod has succeeded",
 	FaultNoReleaseOnDeletion:     "keeps the tracking finalizer on the pods of a Job that is gone (they stay Terminating)",

@@ -182,13 +182,15 @@ func (c *Controller) decideFinish(key string, st *syncState) {
 	if st.finished == nil {
 		if ft := condition(job, batchv1.JobFailureTarget); ft != nil {
 			st.finished = ft
+		} else if c.opts.Faults.Has(FaultBackoffLimitFirst) && st.failed > *job.Spec.BackoffLimit {
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
 		} else if msg := c.failJobMessage(job, st.pods); msg != nil {
 			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonPodFailurePolicy, *msg)
 		}
 	}
 	if st.finished == nil {
 		switch {
-		case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, st.pods) ||
+		case (st.failed > *job.Spec.BackoffLimit && !(c.opts.Faults.Has(FaultPerIndexOnly) && hasBackoffLimitPerIndex(job))) || pastBackoffLimitOnFailure(job, st.pods) ||
 			(c.opts.Faults.Has(FaultBackoffLimitOffByOne) && st.failed == *job.Spec.BackoffLimit && st.failed > 0) ||
 			(c.opts.Faults.Has(FaultGlobalBackoffPerIndex) && hasBackoffLimitPerIndex(job) && st.failed > *job.Spec.BackoffLimitPerIndex):
 			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")

@@ -58,6 +58,8 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultNoReleaseOnDeletion:     "deletion",
 	controller.FaultWorkQueueRefill:         "tracking",
 	controller.FaultStaleTemplate:           "suspend",
+	controller.FaultBackoffLimitFirst:       "podFailurePolicy",
+	controller.FaultPerIndexOnly:            "backoffPerIndex",
 }
 
 // mutant is one fault's outcome.
