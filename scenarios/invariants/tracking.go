@@ -57,12 +57,19 @@ var FinalizerAfterRecord = Invariant{
 }
 
 // mustRecord tells whether the controller counts p before it lets it go.
+// A failure the Job's podFailurePolicy may ignore is let go unrecorded
+// (upstream trackJobStatusAndRemoveFinalizers adds a failed pod to
+// uncountedTerminatedPods only when the policy counts it): with an Ignore
+// rule in the policy, no failed or deleted pod must be recorded first.
 func mustRecord(j *batchv1.Job, p *corev1.Pod) bool {
 	if ix := indexOf(p); ix != "" {
 		n, err := strconv.Atoi(ix)
 		if err != nil || n >= int(ptr.Deref(j.Spec.Completions, 0)) {
 			return false
 		}
+	}
+	if p.Status.Phase != corev1.PodSucceeded && (podTerminal(p) || p.DeletionTimestamp != nil) && mayIgnore(j) {
+		return false
 	}
 	if podTerminal(p) {
 		return true
@@ -71,6 +78,16 @@ func mustRecord(j *batchv1.Job, p *corev1.Pod) bool {
 		return false
 	}
 	return p.DeletionTimestamp != nil || hasCond(j.Status, batchv1.JobFailureTarget) != nil || hasCond(j.Status, batchv1.JobFailed) != nil
+}
+
+// mayIgnore tells whether the Job's podFailurePolicy has an Ignore rule.
+func mayIgnore(j *batchv1.Job) bool {
+	if j.Spec.PodFailurePolicy == nil {
+		return false
+	}
+	return slices.ContainsFunc(j.Spec.PodFailurePolicy.Rules, func(r batchv1.PodFailurePolicyRule) bool {
+		return r.Action == batchv1.PodFailurePolicyActionIgnore
+	})
 }
 
 // recorded tells whether the status accounts for p.

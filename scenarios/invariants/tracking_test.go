@@ -50,6 +50,26 @@ func TestFinalizerAfterRecord(t *testing.T) {
 	gone.add("Pod", "DELETED", func() *corev1.Pod { p := gone.pods["a"].DeepCopy(); p.Finalizers = nil; return p }())
 	expectViolation(t, FinalizerAfterRecord, ctx, gone, "being deleted")
 
+	// A failure an Ignore rule of the policy may match is let go unrecorded
+	// (seen on kubelet nodes: an evicted pod under an Ignore rule on
+	// DisruptionTarget, both controllers at v1.37.1).
+	ignoring := func(j *batchv1.Job) {
+		j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionIgnore,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}}}}
+	}
+	ignored := newBuilder(ignoring).pod("a", running).pod("a", deleting)
+	ignored.pod("a", failed)
+	ignored.pod("a", unfinalized)
+	expectOK(t, FinalizerAfterRecord, ctx, ignored)
+	// A policy without an Ignore rule counts every failure: caught as before.
+	counting := func(j *batchv1.Job) {
+		ignoring(j)
+		j.Spec.PodFailurePolicy.Rules[0].Action = batchv1.PodFailurePolicyActionCount
+	}
+	counted := newBuilder(counting).pod("a", running).pod("a", failed)
+	counted.pod("a", unfinalized)
+	expectViolation(t, FinalizerAfterRecord, ctx, counted, "lost its finalizer")
+
 	// Indexed: a succeeded pod is recorded by its index in completedIndexes.
 	indexed := func(j *batchv1.Job) {
 		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
