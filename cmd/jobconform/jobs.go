@@ -193,20 +193,25 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 		_ = os.Remove(filepath.Join(j.dir, "report.json"))
 	}
 	res := &outcome{artifacts: art}
+	// Bad input stops both streams at once: no later suite can judge
+	// anything with it (the user fixes it and runs again).
+	sctx, stopStreams := context.WithCancel(ctx)
+	defer stopStreams()
 	var mu sync.Mutex
 	var bad []string
 	stream := func(jobs []job, out io.Writer, name string) {
 		for i, j := range jobs {
-			if ctx.Err() != nil {
+			if sctx.Err() != nil {
 				return
 			}
-			badMsg, err := p.streamJob(ctx, bin, j, out, name, fmt.Sprintf("[%s %d/%d]", name, i+1, len(jobs)))
+			badMsg, err := p.streamJob(sctx, bin, j, out, name, fmt.Sprintf("[%s %d/%d]", name, i+1, len(jobs)))
 			mu.Lock()
 			if err != nil {
 				res.errs = append(res.errs, err)
 			}
 			if badMsg != "" {
 				bad = append(bad, badMsg)
+				stopStreams()
 			}
 			mu.Unlock()
 		}
@@ -225,7 +230,7 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 		go func() { defer wg.Done(); stream(beside, f, "beside") }()
 	}
 	stream(front, os.Stdout, "front")
-	if len(beside) > 0 && ctx.Err() == nil {
+	if len(beside) > 0 && sctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "jobconform: waiting for the suites beside (%s)\n", besideLog)
 	}
 	wg.Wait()
