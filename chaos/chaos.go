@@ -44,6 +44,12 @@ type Action struct {
 	// ControllerRestart restarts the controller under test; Crash kills it
 	// (SIGKILL) instead of stopping it.
 	ControllerRestart *Restart `json:"controllerRestart,omitempty"`
+	// ControllerStop stops the controller under test (Crash: kills it) and
+	// keeps it down until a ControllerStart, or the run's end: what happens
+	// meanwhile is what the controller must catch up with when it is back.
+	ControllerStop *Restart `json:"controllerStop,omitempty"`
+	// ControllerStart starts the controller ControllerStop stopped.
+	ControllerStart *Start `json:"controllerStart,omitempty"`
 	// APIServerRestart restarts kube-apiserver (stop, start, wait healthy).
 	APIServerRestart *Restart `json:"apiserverRestart,omitempty"`
 	// Random is a seeded plan of several of the actions above.
@@ -97,6 +103,9 @@ type Restart struct {
 	Crash bool `json:"crash,omitempty"`
 }
 
+// Start starts a stopped component.
+type Start struct{}
+
 // Random plans Actions actions, each after a pause drawn between MinPause
 // and MaxPause, from the seed of the run. Menu names the kinds to draw from
 // (the names of Kinds); a node loss is always followed by a return.
@@ -128,6 +137,8 @@ const (
 	KindControllerCrash   = "controller-crash"
 	KindControllerRestart = "controller-restart"
 	KindAPIServerRestart  = "apiserver-restart"
+	KindControllerStop    = "controller-stop"
+	KindControllerStart   = "controller-start"
 	KindRandom            = "random"
 )
 
@@ -161,6 +172,10 @@ func (a Action) Kind() string {
 		return KindControllerRestart
 	case a.APIServerRestart != nil:
 		return KindAPIServerRestart
+	case a.ControllerStop != nil:
+		return KindControllerStop
+	case a.ControllerStart != nil:
+		return KindControllerStart
 	case a.Random != nil:
 		return KindRandom
 	}
@@ -173,13 +188,16 @@ var modes = []v1alpha1.SelectorMode{v1alpha1.OneMode, v1alpha1.AllMode, v1alpha1
 func (a Action) Validate() error {
 	set := 0
 	for _, present := range []bool{a.PodChaos != nil, a.Evict != nil, a.NodeLoss != nil, a.OutOfService != nil, a.NodeReturn != nil, a.ReadinessGate != nil,
-		a.FeatureGates != nil, a.ControllerRestart != nil, a.APIServerRestart != nil, a.Random != nil} {
+		a.FeatureGates != nil, a.ControllerRestart != nil, a.APIServerRestart != nil, a.ControllerStop != nil, a.ControllerStart != nil, a.Random != nil} {
 		if present {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("give exactly one of podChaos, evict, nodeLoss, outOfService, nodeReturn, readinessGate, featureGates, controllerRestart, apiserverRestart, random (got %d)", set)
+		return fmt.Errorf("give exactly one of podChaos, evict, nodeLoss, outOfService, nodeReturn, readinessGate, featureGates, controllerRestart, controllerStop, controllerStart, apiserverRestart, random (got %d)", set)
+	}
+	if (a.ControllerStop != nil || a.ControllerStart != nil) && (a.Schedule != "" || a.Times != 0) {
+		return fmt.Errorf("controllerStop and controllerStart happen once: no schedule or times")
 	}
 	if a.Schedule != "" || a.Times != 0 {
 		if _, err := scheduleTimes(a.Schedule, a.Times, time.Now()); err != nil {

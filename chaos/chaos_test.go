@@ -157,6 +157,10 @@ func (f *fakeEnv) RestartController(_ context.Context, crash bool, gates map[str
 	f.calls = append(f.calls, fmt.Sprintf("restart crash=%t gates=%v", crash, gates))
 	return nil
 }
+func (f *fakeEnv) StopController(_ context.Context, crash bool) (func(context.Context) error, error) {
+	f.calls = append(f.calls, fmt.Sprintf("stop crash=%t", crash))
+	return func(context.Context) error { f.calls = append(f.calls, "start"); return nil }, nil
+}
 func (f *fakeEnv) RestartAPIServer(context.Context, bool) error {
 	f.calls = append(f.calls, "apiserver")
 	return nil

@@ -36,6 +36,9 @@ type Environment interface {
 	RestartController(ctx context.Context, crash bool, gates map[string]bool) error
 	// RestartAPIServer restarts kube-apiserver and waits until it is healthy.
 	RestartAPIServer(ctx context.Context, crash bool) error
+	// StopController stops (crash: kills) the controller under test and
+	// returns what starts it again (waiting until it is healthy).
+	StopController(ctx context.Context, crash bool) (start func(context.Context) error, err error)
 }
 
 // OutOfServiceTaint is the taint an operator puts on a node known to be down
@@ -69,6 +72,8 @@ type Injector struct {
 	lost      []string // nodes lost, in order
 	gatesSet  bool
 	stepIndex int
+	// startController starts the controller a controllerStop stopped.
+	startController func(context.Context) error
 }
 
 // NewInjector makes an injector whose choices follow from seed.
@@ -224,14 +229,35 @@ func (in *Injector) apply(ctx context.Context, a Action, rng *rand.Rand) (string
 		return "controller restarted", in.Env.RestartController(ctx, a.ControllerRestart.Crash, nil)
 	case a.APIServerRestart != nil:
 		return "kube-apiserver restarted", in.Env.RestartAPIServer(ctx, a.APIServerRestart.Crash)
+	case a.ControllerStop != nil:
+		if in.startController != nil {
+			return "", fmt.Errorf("the controller is already stopped: start it (controllerStart) first")
+		}
+		start, err := in.Env.StopController(ctx, a.ControllerStop.Crash)
+		if err != nil {
+			return "", err
+		}
+		in.startController = start
+		return "controller stopped", nil
+	case a.ControllerStart != nil:
+		if in.startController == nil {
+			return "", fmt.Errorf("the controller is not stopped: stop it (controllerStop) first")
+		}
+		start := in.startController
+		in.startController = nil
+		return "controller started", start(ctx)
 	}
 	return "", fmt.Errorf("empty action")
 }
 
-// Close undoes what outlives a run: lost nodes return, changed feature gates
-// go back to the defaults. Call it even when the run failed.
+// Close undoes what outlives a run: a stopped controller starts, lost nodes
+// return, changed feature gates go back to the defaults. Call it even when the run failed.
 func (in *Injector) Close(ctx context.Context) error {
 	var errs []error
+	if start := in.startController; start != nil {
+		in.startController = nil
+		errs = append(errs, start(ctx))
+	}
 	if len(in.lost) > 0 {
 		if _, err := in.returnNodes(ctx); err != nil {
 			errs = append(errs, err)

@@ -18,15 +18,24 @@ var CountersMonotonic = Invariant{
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		var prev *batchv1.Job
+		// The completions in force when status.succeeded took its current
+		// value: the spec change and the status write that drops removed
+		// indexes' successes are separate writes.
+		var completionsAt int32
 		for _, e := range jobEntries(ctx, t) {
 			j := e.Job()
-			if prev != nil {
+			if prev == nil {
+				completionsAt = ptr.Deref(j.Spec.Completions, 0)
+			} else {
 				if j.Status.Failed < prev.Status.Failed {
 					out = append(out, violation("counters-monotonic", e, "failed went from %d to %d", prev.Status.Failed, j.Status.Failed))
 				}
-				shrunk := ptr.Deref(j.Spec.Completions, 0) < ptr.Deref(prev.Spec.Completions, 0)
+				shrunk := isIndexedJob(j) && ptr.Deref(j.Spec.Completions, 0) < completionsAt
 				if j.Status.Succeeded < prev.Status.Succeeded && !shrunk {
 					out = append(out, violation("counters-monotonic", e, "succeeded went from %d to %d", prev.Status.Succeeded, j.Status.Succeeded))
+				}
+				if j.Status.Succeeded != prev.Status.Succeeded {
+					completionsAt = ptr.Deref(j.Spec.Completions, 0)
 				}
 			}
 			prev = j

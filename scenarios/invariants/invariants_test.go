@@ -125,11 +125,26 @@ func TestCountersMonotonic(t *testing.T) {
 	expectOK(t, CountersMonotonic, Context{}, ok)
 	bad := newBuilder().status(func(s *batchv1.JobStatus) { s.Failed = 2 }).status(func(s *batchv1.JobStatus) { s.Failed = 1 })
 	expectViolation(t, CountersMonotonic, Context{}, bad, "failed went from 2 to 1")
-	// Elastic scale-down may lower succeeded.
-	el := newBuilder(func(j *batchv1.Job) { j.Spec.Completions = ptr.To[int32](5) }).status(func(s *batchv1.JobStatus) { s.Succeeded = 4 })
+	// Elastic scale-down may lower succeeded, also when the spec change and
+	// the status write that drops the removed indexes are separate writes.
+	indexed := func(j *batchv1.Job) {
+		j.Spec.Completions, j.Spec.CompletionMode = ptr.To[int32](5), ptr.To(batchv1.IndexedCompletion)
+	}
+	el := newBuilder(indexed).status(func(s *batchv1.JobStatus) { s.Succeeded = 4 })
 	el.job.Spec.Completions = ptr.To[int32](3)
+	el.status(func(s *batchv1.JobStatus) { s.Active = 1 })
 	el.status(func(s *batchv1.JobStatus) { s.Succeeded = 3 })
 	expectOK(t, CountersMonotonic, Context{}, el)
+	// Not after the successes were counted at the smaller size.
+	late := newBuilder(indexed)
+	late.job.Spec.Completions = ptr.To[int32](3)
+	late.status(func(s *batchv1.JobStatus) { s.Succeeded = 3 }).status(func(s *batchv1.JobStatus) { s.Succeeded = 2 })
+	expectViolation(t, CountersMonotonic, Context{}, late, "succeeded went from 3 to 2")
+	// Nor for a NonIndexed Job, whose completions cannot shrink below its successes.
+	non := newBuilder(func(j *batchv1.Job) { j.Spec.Completions = ptr.To[int32](5) }).status(func(s *batchv1.JobStatus) { s.Succeeded = 4 })
+	non.job.Spec.Completions = ptr.To[int32](3)
+	non.status(func(s *batchv1.JobStatus) { s.Succeeded = 3 })
+	expectViolation(t, CountersMonotonic, Context{}, non, "succeeded went from 4 to 3")
 }
 
 func TestReadyNotAboveActive(t *testing.T) {

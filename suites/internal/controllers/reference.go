@@ -177,6 +177,15 @@ func (r *Reference) stop() error {
 	return r.proc.Stop(10 * time.Second)
 }
 
+// Down stops the controller (crash: kills it), keeping its port for the
+// next Start.
+func (r *Reference) Down(crash bool) error {
+	if crash {
+		return r.Kill()
+	}
+	return r.stop()
+}
+
 // Kill ends the controller with SIGKILL, mid-work.
 func (r *Reference) Kill() error {
 	if r.proc == nil {

@@ -88,3 +88,35 @@ func (e *chaosEnv) RestartController(ctx context.Context, crash bool, gates map[
 func (e *chaosEnv) RestartAPIServer(ctx context.Context, crash bool) error {
 	return e.cluster.RestartComponent(ctx, cluster.APIServer, cluster.Restart{Crash: crash})
 }
+
+// StopController stops the controller under test until the returned start
+// is called. The built-in one is held down inside a restart of
+// kube-controller-manager, which start lets finish.
+func (e *chaosEnv) StopController(ctx context.Context, crash bool) (func(context.Context) error, error) {
+	if e.ref != nil {
+		if err := e.ref.Down(crash); err != nil {
+			return nil, err
+		}
+		return e.ref.Start, nil
+	}
+	down, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	hold := func() error { close(down); <-release; return nil }
+	go func() {
+		// Not ctx: the restart must finish even when the step that stopped it ended.
+		done <- e.cluster.RestartComponent(context.WithoutCancel(ctx), cluster.ControllerManager, cluster.Restart{Crash: crash, Hold: hold})
+	}()
+	select {
+	case <-down:
+	case err := <-done:
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		close(release)
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("starting kube-controller-manager: %w", ctx.Err())
+		}
+	}, nil
+}

@@ -100,6 +100,11 @@ func (c *Cluster) RestartComponent(ctx context.Context, comp Component, r Restar
 	if err := stop(comp); err != nil {
 		return err
 	}
+	if r.Hold != nil {
+		if err := r.Hold(); err != nil {
+			return err
+		}
+	}
 	return c.StartComponent(ctx, comp, r)
 }
 

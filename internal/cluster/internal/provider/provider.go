@@ -84,6 +84,9 @@ type Restart struct {
 	// EmulatedVersion runs the binary as an older minor (--emulated-version,
 	// KEP-4330), e.g. "1.36"; empty keeps the current setting.
 	EmulatedVersion string
+	// Hold, when set, is called once the component is down and keeps it
+	// down until it returns (an error leaves it down).
+	Hold func() error
 }
 
 // ErrUnsupported is wrapped by every control a provider cannot carry out;
