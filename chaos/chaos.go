@@ -45,9 +45,10 @@ type Action struct {
 	// (SIGKILL) instead of stopping it.
 	ControllerRestart *Restart `json:"controllerRestart,omitempty"`
 	// ControllerStop stops the controller under test (Crash: kills it) and
-	// keeps it down until a ControllerStart, or the run's end: what happens
-	// meanwhile is what the controller must catch up with when it is back.
-	ControllerStop *Restart `json:"controllerStop,omitempty"`
+	// keeps it down for For, or until a ControllerStart (or the run's end):
+	// what happens meanwhile is what the controller must catch up with when
+	// it is back, e.g. several pod failures and a deadline seen in one sync.
+	ControllerStop *Stop `json:"controllerStop,omitempty"`
 	// ControllerStart starts the controller ControllerStop stopped.
 	ControllerStart *Start `json:"controllerStart,omitempty"`
 	// APIServerRestart restarts kube-apiserver (stop, start, wait healthy).
@@ -101,6 +102,14 @@ type GateFlip struct {
 // Restart restarts a component.
 type Restart struct {
 	Crash bool `json:"crash,omitempty"`
+}
+
+// Stop stops a component for a while.
+type Stop struct {
+	Crash bool `json:"crash,omitempty"`
+	// For: started again after this long, within the step; unset: by a
+	// later controllerStart step.
+	For Duration `json:"for,omitempty"`
 }
 
 // Start starts a stopped component.
@@ -198,6 +207,9 @@ func (a Action) Validate() error {
 	}
 	if (a.ControllerStop != nil || a.ControllerStart != nil) && (a.Schedule != "" || a.Times != 0) {
 		return fmt.Errorf("controllerStop and controllerStart happen once: no schedule or times")
+	}
+	if a.ControllerStop != nil && a.ControllerStop.For.Duration < 0 {
+		return fmt.Errorf("controllerStop.for must not be negative")
 	}
 	if a.Schedule != "" || a.Times != 0 {
 		if _, err := scheduleTimes(a.Schedule, a.Times, time.Now()); err != nil {

@@ -237,6 +237,17 @@ func (in *Injector) apply(ctx context.Context, a Action, rng *rand.Rand) (string
 		if err != nil {
 			return "", err
 		}
+		if d := a.ControllerStop.For.Duration; d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				in.startController = start // Close starts it
+				return "controller stopped", ctx.Err()
+			}
+			return fmt.Sprintf("controller stopped for %s, started", d), start(ctx)
+		}
 		in.startController = start
 		return "controller stopped", nil
 	case a.ControllerStart != nil:

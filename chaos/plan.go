@@ -96,8 +96,13 @@ func (a Action) Describe() string {
 		parts = append(parts, sel(a.ReadinessGate.Selection), "gate="+string(a.ReadinessGate.Gate), "status="+st)
 	case a.FeatureGates != nil:
 		parts = append(parts, formatGates(a.FeatureGates))
-	case a.ControllerStop != nil && a.ControllerStop.Crash:
-		parts = append(parts, "crash")
+	case a.ControllerStop != nil:
+		if a.ControllerStop.Crash {
+			parts = append(parts, "crash")
+		}
+		if a.ControllerStop.For.Duration > 0 {
+			parts = append(parts, "for="+a.ControllerStop.For.String())
+		}
 	}
 	if a.Schedule != "" {
 		parts = append(parts, fmt.Sprintf("schedule=%q times=%d", a.Schedule, a.Times))

@@ -53,6 +53,14 @@ const (
 	FaultStaleTemplate           Fault = "stale-template"
 	FaultBackoffLimitFirst       Fault = "backoff-limit-first"
 	FaultPerIndexOnly            Fault = "per-index-only"
+	FaultDeadlineFirst           Fault = "deadline-first"
+	FaultSuccessFirst            Fault = "success-first"
+	FaultFailJobAfterSuccess     Fault = "failjob-after-success"
+	FaultLastRuleWins            Fault = "last-rule-wins"
+	FaultNotInAsIn               Fault = "notin-as-in"
+	FaultFailedIndexFailsJob     Fault = "failed-index-fails-job"
+	FaultKeepRemovedSuccesses    Fault = "keep-removed-successes"
+	FaultNoScaleDown             Fault = "no-scale-down"
 )
 
 // Catalog says what each fault breaks.
@@ -91,6 +99,14 @@ var Catalog = map[Fault]string{
 	FaultOwnerWithoutBlock:       "owns its pods without blockOwnerDeletion (foreground deletion of the Job would not wait for them)",
 	FaultBackoffLimitFirst:       "checks the backoff limit before the pod failure policy: a FailJob failure that also exhausts backoffLimit gets reason BackoffLimitExceeded",
 	FaultPerIndexOnly:            "with backoffLimitPerIndex, ignores the global backoffLimit",
+	FaultDeadlineFirst:           "checks the deadline before the backoff limit: a sync that sees both gives reason DeadlineExceeded",
+	FaultSuccessFirst:            "evaluates the success policy before any failure: a FailureTarget or a FailJob failure loses to a met successPolicy",
+	FaultFailJobAfterSuccess:     "lets a FailJob failure set FailureTarget after SuccessCriteriaMet",
+	FaultLastRuleWins:            "applies the last matching pod failure policy rule instead of the first",
+	FaultNotInAsIn:               "reads a pod failure policy's NotIn operator as In",
+	FaultFailedIndexFailsJob:     "fails the Job (FailedIndexes) as soon as one index fails, before the other indexes finish",
+	FaultKeepRemovedSuccesses:    "keeps counting the successes of indexes an elastic scale-down removed",
+	FaultNoScaleDown:             "never deletes pods above a lowered parallelism",
 	FaultStaleTemplate:           "creates pods from the pod template as it first saw it, ignoring changes made while the Job was suspended",
 	FaultWorkQueueRefill:         "keeps a work-queue Job (no completions) at parallelism after a pod has succeeded",
 	FaultNoReleaseOnDeletion:     "keeps the tracking finalizer on the pods of a Job that is gone (they stay Terminating)",

@@ -16,7 +16,20 @@ import (
 // whether the failure counts towards backoffLimit, and the matched action.
 // matchPolicy is matchFailurePolicy for this controller (with its faults).
 func (c *Controller) matchPolicy(job *batchv1.Job, p *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {
-	msg, counted, action := matchFailurePolicy(job.Spec.PodFailurePolicy, p)
+	policy := job.Spec.PodFailurePolicy
+	if policy != nil && c.opts.Faults.Has(FaultLastRuleWins) {
+		policy = policy.DeepCopy()
+		slices.Reverse(policy.Rules)
+	}
+	if policy != nil && c.opts.Faults.Has(FaultNotInAsIn) {
+		policy = policy.DeepCopy()
+		for _, r := range policy.Rules {
+			if r.OnExitCodes != nil && r.OnExitCodes.Operator == batchv1.PodFailurePolicyOnExitCodesOpNotIn {
+				r.OnExitCodes.Operator = batchv1.PodFailurePolicyOnExitCodesOpIn
+			}
+		}
+	}
+	msg, counted, action := matchFailurePolicy(policy, p)
 	switch {
 	case action == nil:
 	case *action == batchv1.PodFailurePolicyActionIgnore && c.opts.Faults.Has(FaultCountIgnored):

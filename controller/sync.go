@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -179,6 +180,17 @@ func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Po
 func (c *Controller) decideFinish(key string, st *syncState) {
 	job := st.job
 	st.finished = condition(job, batchv1.JobSuccessCriteriaMet)
+	if st.finished != nil && c.opts.Faults.Has(FaultFailJobAfterSuccess) && condition(job, batchv1.JobComplete) == nil {
+		if msg := c.failJobMessage(job, st.pods); msg != nil {
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonPodFailurePolicy, *msg)
+		}
+	}
+	if st.finished == nil && c.opts.Faults.Has(FaultSuccessFirst) && isIndexed(job) {
+		_, done := c.succeededIndexes(job, st.pods)
+		if msg, met := matchSuccessPolicy(job.Spec.SuccessPolicy, int(*job.Spec.Completions), done); met {
+			st.finished = c.newCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonSuccessPolicy, msg)
+		}
+	}
 	if st.finished == nil {
 		if ft := condition(job, batchv1.JobFailureTarget); ft != nil {
 			st.finished = ft
@@ -190,6 +202,8 @@ func (c *Controller) decideFinish(key string, st *syncState) {
 	}
 	if st.finished == nil {
 		switch {
+		case c.opts.Faults.Has(FaultDeadlineFirst) && c.pastActiveDeadline(job):
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline")
 		case (st.failed > *job.Spec.BackoffLimit && !(c.opts.Faults.Has(FaultPerIndexOnly) && hasBackoffLimitPerIndex(job))) || pastBackoffLimitOnFailure(job, st.pods) ||
 			(c.opts.Faults.Has(FaultBackoffLimitOffByOne) && st.failed == *job.Spec.BackoffLimit && st.failed > 0) ||
 			(c.opts.Faults.Has(FaultGlobalBackoffPerIndex) && hasBackoffLimitPerIndex(job) && st.failed > *job.Spec.BackoffLimitPerIndex):
@@ -214,7 +228,7 @@ func (c *Controller) decideFinish(key string, st *syncState) {
 				failed, completions := len(st.failedIdx), int(*job.Spec.Completions)
 				if job.Spec.MaxFailedIndexes != nil && failed > int(*job.Spec.MaxFailedIndexes) {
 					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes")
-				} else if failed > 0 && failed+len(st.succeededIndexes) >= completions {
+				} else if failed > 0 && (failed+len(st.succeededIndexes) >= completions || c.opts.Faults.Has(FaultFailedIndexFailsJob)) {
 					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonFailedIndexes, "Job has failed indexes")
 				}
 			}
@@ -338,7 +352,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 		want = min(max(*job.Spec.Completions-st.succeeded, 0), parallelism)
 	}
 	remaining := activeWithoutRemoved(st.active, nil)
-	if extra := active - want; extra > 0 {
+	if extra := active - want; extra > 0 && !(c.opts.Faults.Has(FaultNoScaleDown) && !isIndexed(job) && st.finished == nil) {
 		victims := podsForRemoval(job, st.active, int(min(extra, maxPodCreateDeletePerSync)))
 		ready, n, err := c.deletePods(ctx, key, job, victims, true)
 		active -= n
@@ -655,7 +669,11 @@ func pastBackoffLimitOnFailure(job *batchv1.Job, pods []*corev1.Pod) bool {
 // those plus the newly succeeded pods that still carry the finalizer.
 func (c *Controller) succeededIndexes(job *batchv1.Job, pods []*corev1.Pod) (prev, all indexSet) {
 	completions := int(*job.Spec.Completions)
-	prev = parseIndexes(job.Status.CompletedIndexes, completions)
+	limit := completions
+	if c.opts.Faults.Has(FaultKeepRemovedSuccesses) {
+		limit = math.MaxInt32
+	}
+	prev = parseIndexes(job.Status.CompletedIndexes, limit)
 	var more []int
 	for _, p := range pods {
 		ix := completionIndex(p)

@@ -60,6 +60,27 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultStaleTemplate:           "suspend",
 	controller.FaultBackoffLimitFirst:       "podFailurePolicy",
 	controller.FaultPerIndexOnly:            "backoffPerIndex",
+	controller.FaultDeadlineFirst:           chaosPrefix + "deadline",
+	controller.FaultSuccessFirst:            "successPolicy",
+	controller.FaultFailJobAfterSuccess:     "successPolicy",
+	controller.FaultLastRuleWins:            "podFailurePolicy",
+	controller.FaultNotInAsIn:               "podFailurePolicy",
+	controller.FaultFailedIndexFailsJob:     "backoffPerIndex",
+	controller.FaultKeepRemovedSuccesses:    "elastic",
+	controller.FaultNoScaleDown:             "elastic",
+}
+
+// chaosPrefix marks a label filter of the chaos suite's scenarios: the
+// promise shows only when the controller is down while things happen (two
+// failures seen in one sync).
+const chaosPrefix = "chaos: "
+
+// mutantSuite is the suite and label filter that judge fault f.
+func mutantSuite(f controller.Fault) (suite, labels string) {
+	if l, ok := strings.CutPrefix(mutantLabels[f], chaosPrefix); ok {
+		return "chaos", l
+	}
+	return "conformance", mutantLabels[f]
 }
 
 // mutant is one fault's outcome.
@@ -160,7 +181,8 @@ func runMutant(ctx context.Context, f controller.Fault, version string, procs in
 	fail := func(err error) mutant { m.Error = err.Error(); return m }
 	o := options.Defaults()
 	o.Controllers, o.ReferenceFaults = []string{"reference"}, []string{string(f)}
-	o.Run.Versions, o.Run.Suites, o.Run.LabelFilter = []string{version}, []string{"conformance"}, m.Labels
+	suite, labels := mutantSuite(f)
+	o.Run.Versions, o.Run.Suites, o.Run.LabelFilter = []string{version}, []string{suite}, labels
 	o.Run.Procs, o.Run.Artifacts, o.Run.Timeout = procs, dir, 30*time.Minute
 	p, err := check(ctx, o)
 	if err != nil {
@@ -185,7 +207,7 @@ func runMutant(ctx context.Context, f controller.Fault, version string, procs in
 	j := p.jobs[0]
 	j.dir = dir
 	_, _ = p.runJob(ctx, bin, j, log, false) // failing specs are the point; the report says which
-	runs, err := ginkgoreport.Load(filepath.Join(dir, "report-conformance.json"))
+	runs, err := ginkgoreport.Load(filepath.Join(dir, "report-"+suite+".json"))
 	if err != nil {
 		m.Error = fmt.Sprintf("no report (%v); see %s", err, log.Name())
 		return m
@@ -231,7 +253,8 @@ func judge(runs []reports.Run) (caught bool, by []string, specs int, harnessErr 
 func writeMutationReport(dir string, faults []controller.Fault) (string, error) {
 	var all []reports.Run
 	for _, f := range faults {
-		runs, err := ginkgoreport.Load(filepath.Join(dir, string(f), "report-conformance.json"))
+		suite, _ := mutantSuite(f)
+		runs, err := ginkgoreport.Load(filepath.Join(dir, string(f), "report-"+suite+".json"))
 		if err != nil {
 			continue // its row in mutation.md says why
 		}

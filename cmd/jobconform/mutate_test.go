@@ -17,7 +17,7 @@ func TestEveryFaultHasScenarios(t *testing.T) {
 		known[f] = true
 	}
 	for _, f := range controller.Faults() {
-		expr := mutantLabels[f]
+		_, expr := mutantSuite(f)
 		if expr == "" {
 			t.Errorf("fault %s has no label filter", f)
 		}

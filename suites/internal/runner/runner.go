@@ -269,11 +269,24 @@ func disruptionsSince(o Options, start time.Time) []chaos.Record {
 // gates) or the apiserver it works through.
 func restartTimes(records []chaos.Record) []time.Time {
 	var out []time.Time
+	var down time.Time // a controllerStop's, until its controllerStart
 	for _, r := range records {
-		if r.Action.ControllerRestart != nil || r.Action.FeatureGates != nil || r.Action.APIServerRestart != nil {
+		a := r.Action
+		if a.ControllerRestart != nil || a.FeatureGates != nil || a.APIServerRestart != nil || a.ControllerStop != nil || a.ControllerStart != nil {
 			out = append(out, restartBounds(r)...)
 		}
+		switch {
+		case a.ControllerStop != nil && a.ControllerStop.For.Duration == 0:
+			down = r.Start
+		case a.ControllerStart != nil && !down.IsZero():
+			// The whole time down is disturbed, however long.
+			for t := down.Add(invariants.RestartGrace / 2); t.Before(r.Start); t = t.Add(invariants.RestartGrace / 2) {
+				out = append(out, t)
+			}
+			down = time.Time{}
+		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })
 	return out
 }
 

@@ -112,3 +112,22 @@ func TestRestartBounds(t *testing.T) {
 		t.Errorf("restartBounds of an apiserver restart = %v, want %v", got, want)
 	}
 }
+
+// A controller stopped for longer than RestartGrace is disturbed all along:
+// restartTimes leaves no stretch of RestartGrace without a bound in it.
+func TestRestartTimesCoverAStoppedController(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	start := t0.Add(3 * invariants.RestartGrace)
+	got := restartTimes([]chaos.Record{
+		{Start: t0, Time: t0, Action: chaos.Action{ControllerStop: &chaos.Stop{}}},
+		{Start: start, Time: start.Add(2 * time.Second), Action: chaos.Action{ControllerStart: &chaos.Start{}}},
+	})
+	if !got[0].Equal(t0) || !got[len(got)-1].Equal(start.Add(2*time.Second)) {
+		t.Fatalf("restartTimes = %v, want from the stop to the start's end", got)
+	}
+	for i := 1; i < len(got); i++ {
+		if gap := got[i].Sub(got[i-1]); gap > invariants.RestartGrace {
+			t.Fatalf("restartTimes = %v: %s without a bound", got, gap)
+		}
+	}
+}
