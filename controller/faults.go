@@ -55,7 +55,6 @@ const (
 	FaultPerIndexOnly            Fault = "per-index-only"
 	FaultDeadlineFirst           Fault = "deadline-first"
 	FaultSuccessFirst            Fault = "success-first"
-	FaultFailJobAfterSuccess     Fault = "failjob-after-success"
 	FaultLastRuleWins            Fault = "last-rule-wins"
 	FaultNotInAsIn               Fault = "notin-as-in"
 	FaultFailedIndexFailsJob     Fault = "failed-index-fails-job"
@@ -101,7 +100,6 @@ var Catalog = map[Fault]string{
 	FaultPerIndexOnly:            "with backoffLimitPerIndex, ignores the global backoffLimit",
 	FaultDeadlineFirst:           "checks the deadline before the backoff limit: a sync that sees both gives reason DeadlineExceeded",
 	FaultSuccessFirst:            "evaluates the success policy before any failure: a FailureTarget or a FailJob failure loses to a met successPolicy",
-	FaultFailJobAfterSuccess:     "lets a FailJob failure set FailureTarget after SuccessCriteriaMet",
 	FaultLastRuleWins:            "applies the last matching pod failure policy rule instead of the first",
 	FaultNotInAsIn:               "reads a pod failure policy's NotIn operator as In",
 	FaultFailedIndexFailsJob:     "fails the Job (FailedIndexes) as soon as one index fails, before the other indexes finish",

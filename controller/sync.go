@@ -180,11 +180,6 @@ func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Po
 func (c *Controller) decideFinish(key string, st *syncState) {
 	job := st.job
 	st.finished = condition(job, batchv1.JobSuccessCriteriaMet)
-	if st.finished != nil && c.opts.Faults.Has(FaultFailJobAfterSuccess) && condition(job, batchv1.JobComplete) == nil {
-		if msg := c.failJobMessage(job, st.pods); msg != nil {
-			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonPodFailurePolicy, *msg)
-		}
-	}
 	if st.finished == nil && c.opts.Faults.Has(FaultSuccessFirst) && isIndexed(job) {
 		_, done := c.succeededIndexes(job, st.pods)
 		if msg, met := matchSuccessPolicy(job.Spec.SuccessPolicy, int(*job.Spec.Completions), done); met {
