@@ -491,6 +491,9 @@ func TestAdoptsOrphansAndReleasesMismatches(t *testing.T) {
 	if len(pods) != 1 || metav1.GetControllerOf(pods[0]) == nil || metav1.GetControllerOf(pods[0]).UID != j.UID {
 		t.Fatalf("orphan not adopted (and no extra pod expected): %d pods", len(pods))
 	}
+	if !hasTrackingFinalizer(pods[0]) {
+		t.Fatalf("orphan adopted without the tracking finalizer: %v", pods[0].Finalizers)
+	}
 	// Its labels change: released.
 	p := pods[0]
 	p.Labels = map[string]string{"other": "x"}

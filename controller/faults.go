@@ -60,6 +60,9 @@ const (
 	FaultFailedIndexFailsJob     Fault = "failed-index-fails-job"
 	FaultKeepRemovedSuccesses    Fault = "keep-removed-successes"
 	FaultNoScaleDown             Fault = "no-scale-down"
+	FaultAdoptWithoutFinalizer   Fault = "adopt-without-finalizer"
+	FaultNoRelease               Fault = "no-release"
+	FaultStealPods               Fault = "steal-pods"
 )
 
 // Catalog says what each fault breaks.
@@ -105,6 +108,9 @@ var Catalog = map[Fault]string{
 	FaultFailedIndexFailsJob:     "fails the Job (FailedIndexes) as soon as one index fails, before the other indexes finish",
 	FaultKeepRemovedSuccesses:    "keeps counting the successes of indexes an elastic scale-down removed",
 	FaultNoScaleDown:             "never deletes pods above a lowered parallelism",
+	FaultAdoptWithoutFinalizer:   "adopts orphans without adding the tracking finalizer (their end may go uncounted)",
+	FaultNoRelease:               "keeps owning pods whose labels no longer match the selector",
+	FaultStealPods:               "adopts matching pods that another object controls",
 	FaultStaleTemplate:           "creates pods from the pod template as it first saw it, ignoring changes made while the Job was suspended",
 	FaultWorkQueueRefill:         "keeps a work-queue Job (no completions) at parallelism after a pod has succeeded",
 	FaultNoReleaseOnDeletion:     "keeps the tracking finalizer on the pods of a Job that is gone (they stay Terminating)",

@@ -146,7 +146,7 @@ func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job) ([]*corev
 			pods = append(pods, p)
 			continue
 		}
-		if job.DeletionTimestamp == nil {
+		if job.DeletionTimestamp == nil && !c.opts.Faults.Has(FaultNoRelease) {
 			if err := c.releasePod(ctx, job, p); err != nil {
 				return nil, err
 			}
@@ -160,7 +160,7 @@ func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job) ([]*corev
 		return nil, err
 	}
 	for _, p := range candidates {
-		if metav1.GetControllerOf(p) != nil || p.DeletionTimestamp != nil {
+		if ref := metav1.GetControllerOf(p); (ref != nil && !(c.opts.Faults.Has(FaultStealPods) && ref.UID != job.UID)) || p.DeletionTimestamp != nil {
 			continue
 		}
 		adopted, err := c.adoptPod(ctx, job, p)
@@ -185,11 +185,23 @@ func (c *Controller) adoptPod(ctx context.Context, job *batchv1.Job, p *corev1.P
 	if err != nil || fresh.UID != job.UID || fresh.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+	// The owner and the tracking finalizer in one patch, as upstream's
+	// ClaimPods: the adopted pod's end is then recorded like any other's.
+	meta := map[string]any{
 		"ownerReferences": []metav1.OwnerReference{*controllerRef(job)},
 		"uid":             p.UID,
-	}})
-	out, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	}
+	if f := c.podFinalizer(); f != "" && !c.opts.Faults.Has(FaultAdoptWithoutFinalizer) {
+		meta["finalizers"] = []string{f}
+	}
+	patchType := types.StrategicMergePatchType
+	if c.opts.Faults.Has(FaultStealPods) {
+		// Replace the other controller's reference instead of merging.
+		meta["ownerReferences"] = append([]metav1.OwnerReference{}, *controllerRef(job))
+		patchType = types.MergePatchType
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": meta})
+	out, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, patchType, patch, metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
 		return nil, nil
 	}

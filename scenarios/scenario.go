@@ -32,7 +32,7 @@ import (
 var Features = []string{
 	"podReplacementPolicy", "terminalConditions", "managedBy", "readiness", "podFailurePolicy",
 	"backoff", "backoffPerIndex", "successPolicy", "suspend", "deadline", "elastic", "tracking",
-	"deletion",
+	"deletion", "adoption",
 }
 
 // Scenario is one catalog entry.
@@ -174,6 +174,16 @@ const (
 	// (the scheduling directives a queue such as Kueue sets before it
 	// admits the Job), refused by the apiserver once it runs.
 	ActPatchTemplate = "patchTemplate"
+	// ActOrphanPod removes the ownerReferences of one running pod (as
+	// upstream's e2e adoption test does): the controller must adopt it again.
+	ActOrphanPod = "orphanPod"
+	// ActReleasePod removes from one running pod the labels the Job's
+	// selector (matchLabels) matches on: the controller must release it.
+	ActReleasePod = "releasePod"
+	// ActCreatePod creates a pod from the Job's template, matching its
+	// selector: with no owner (an orphan to adopt), or, with ownedByOther,
+	// controlled by another object (a ConfigMap), which no Job may take over.
+	ActCreatePod = "createPod"
 )
 
 // What awaitGone waits for of the pods once the Job is gone.
@@ -203,12 +213,15 @@ type Action struct {
 	Labels      map[string]string   `json:"labels,omitempty"`
 	Annotations map[string]string   `json:"annotations,omitempty"`
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// OwnedByOther for createPod: the pod is controlled by another object.
+	OwnedByOther bool `json:"ownedByOther,omitempty"`
 	// Refused: the act must be refused by the apiserver as invalid (a
 	// change it does not allow at this point of the Job's life).
 	Refused bool `json:"refused,omitempty"`
 }
 
-var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale, ActDeleteJob, ActPatchTemplate}
+var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale, ActDeleteJob, ActPatchTemplate,
+	ActOrphanPod, ActReleasePod, ActCreatePod}
 
 // GonePattern is what awaitGone waits for: the Job removed from the API,
 // and its pods as Pods says (PodsGone or PodsReleased).
@@ -389,6 +402,9 @@ func (s *Scenario) Validate() error {
 			}
 			if (len(st.Act.Labels)+len(st.Act.Annotations)+len(st.Act.Tolerations) > 0) != (st.Act.Kind == ActPatchTemplate) {
 				return fmt.Errorf("%s: labels, annotations and tolerations are patchTemplate's", where)
+			}
+			if st.Act.OwnedByOther && st.Act.Kind != ActCreatePod {
+				return fmt.Errorf("%s: ownedByOther is createPod's", where)
 			}
 			if st.Act.Refused && st.Act.Kind != ActPatchTemplate && st.Act.Kind != ActScale {
 				return fmt.Errorf("%s: refused is for patchTemplate and scale", where)

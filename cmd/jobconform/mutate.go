@@ -67,6 +67,9 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultFailedIndexFailsJob:     "backoffPerIndex",
 	controller.FaultKeepRemovedSuccesses:    "elastic",
 	controller.FaultNoScaleDown:             "elastic",
+	controller.FaultAdoptWithoutFinalizer:   "adoption",
+	controller.FaultNoRelease:               "adoption",
+	controller.FaultStealPods:               "adoption",
 }
 
 // chaosPrefix marks a label filter of the chaos suite's scenarios: the

@@ -49,7 +49,7 @@ var PodIdentity = Invariant{
 				return
 			}
 			p := e.Pod()
-			if created := p.CreationTimestamp.Time; !created.IsZero() && created.Before(j.CreationTimestamp.Time) {
+			if created := p.CreationTimestamp.Time; (!created.IsZero() && created.Before(j.CreationTimestamp.Time)) || p.Annotations[BroughtAnnotation] != "" {
 				return // not created for this Job (a pod the scenario brought)
 			}
 			for _, why := range identityFaults(j, p) {

@@ -179,6 +179,7 @@ var All = []Invariant{
 	ReleasedOnDeletion,
 	ForegroundWaitsForPods,
 	WorkQueueNoRefill,
+	Adoption,
 	Ledger,
 }
 

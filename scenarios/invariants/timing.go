@@ -124,12 +124,29 @@ var ReplacementTiming = Invariant{
 			terminal[p.UID] = p.Status.Phase == corev1.PodFailed
 			failures++
 			lastFailure = maxTime(lastFailure, e.Time)
-			if replacing(j) {
+			if replacing(j) && !surplus(j, before) {
 				pending = append(pending, due{pod: p, at: e})
 			}
 		})
 		return out
 	},
+}
+
+// surplus tells whether the Job had more live pods than it wants before this
+// change (an adopted orphan, say): the pod that goes is the controller's
+// scale-down, not one to replace.
+func surplus(j *batchv1.Job, before *world) bool {
+	want := ptr.Deref(j.Spec.Parallelism, 1)
+	if j.Spec.Completions != nil {
+		want = min(want, max(*j.Spec.Completions-j.Status.Succeeded, 0))
+	}
+	live := int32(0)
+	for _, q := range before.podsOf(j.UID) {
+		if !podTerminal(q) && q.DeletionTimestamp == nil {
+			live++
+		}
+	}
+	return live > want
 }
 
 func maxTime(a, b time.Time) time.Time {

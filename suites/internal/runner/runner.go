@@ -652,6 +652,8 @@ func act(ctx context.Context, client kubernetes.Interface, ns string, a scenario
 			policy = metav1.DeletePropagationBackground
 		}
 		return client.BatchV1().Jobs(ns).Delete(ctx, JobName, metav1.DeleteOptions{PropagationPolicy: &policy})
+	case scenarios.ActCreatePod:
+		return createPod(ctx, client, ns, a.OwnedByOther)
 	case scenarios.ActScale:
 		spec := map[string]any{}
 		if a.Parallelism != nil {
@@ -688,6 +690,10 @@ func act(ctx context.Context, client kubernetes.Interface, ns string, a scenario
 				err = chaos.EndRun(ctx, client, &p, nil)
 			case scenarios.ActSetGate:
 				err = chaos.SetPodCondition(ctx, client, &p, a.Gate, a.Status)
+			case scenarios.ActOrphanPod:
+				err = patchPodMeta(ctx, client, &p, map[string]any{"ownerReferences": nil})
+			case scenarios.ActReleasePod:
+				err = releasePod(ctx, client, &p)
 			}
 			if apierrors.IsConflict(err) && attempt < 5 {
 				changed = true
@@ -741,4 +747,62 @@ func mustJSON(v any) string {
 		panic(err) // maps of int32 always marshal
 	}
 	return string(b)
+}
+
+// patchPodMeta merges meta into pod p's metadata, as p was seen (a conflict
+// if it changed since).
+func patchPodMeta(ctx context.Context, client kubernetes.Interface, p *corev1.Pod, meta map[string]any) error {
+	meta["resourceVersion"] = p.ResourceVersion
+	patch := mustJSON(map[string]any{"metadata": meta})
+	_, err := client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+// releasePod removes from p the labels the Job's selector matches on.
+func releasePod(ctx context.Context, client kubernetes.Interface, p *corev1.Pod) error {
+	job, err := client.BatchV1().Jobs(p.Namespace).Get(ctx, JobName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	sel := job.Spec.Selector
+	if sel == nil || len(sel.MatchLabels) == 0 || len(sel.MatchExpressions) > 0 {
+		return fmt.Errorf("releasePod: the Job's selector %v is not one of matchLabels only; give the Job such a selector", sel)
+	}
+	drop := map[string]any{}
+	for k := range sel.MatchLabels {
+		drop[k] = nil
+	}
+	return patchPodMeta(ctx, client, p, map[string]any{"labels": drop})
+}
+
+// otherOwner names the ConfigMap that controls the pods createPod makes
+// with ownedByOther (it must exist, or the garbage collector deletes them).
+const otherOwner = "other-owner"
+
+// createPod creates a pod from the Job's template, marked as brought by the
+// scenario; ownedByOther gives it a controller other than the Job.
+func createPod(ctx context.Context, client kubernetes.Interface, ns string, ownedByOther bool) error {
+	job, err := client.BatchV1().Jobs(ns).Get(ctx, JobName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	tmpl := job.Spec.Template.DeepCopy()
+	pod := &corev1.Pod{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec}
+	pod.GenerateName, pod.Namespace = JobName+"-brought-", ns
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[invariants.BroughtAnnotation] = "true"
+	if ownedByOther {
+		cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, otherOwner, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			cm, err = client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: otherOwner}}, metav1.CreateOptions{})
+		}
+		if err != nil {
+			return err
+		}
+		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cm, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}
+	}
+	_, err = client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	return err
 }
