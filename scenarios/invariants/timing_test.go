@@ -36,6 +36,14 @@ func TestReplacementTiming(t *testing.T) {
 	late.pod("b", nil)
 	expectViolation(t, ReplacementTiming, Context{}, late, "pod b replaced a (due since 00:00:00.300) 30.1s after the Job's latest failure")
 
+	// One pod more than parallelism (an adopted orphan) deleted: the
+	// controller's scale-down, nothing to replace; a pod made 30s later for
+	// another reason is not timed against it.
+	extra := newBuilder(tof).pod("a", running).pod("x", running).pod("x", deleting)
+	extra.wait(30 * time.Second)
+	extra.pod("b", nil)
+	expectOK(t, ReplacementTiming, Context{}, extra)
+
 	// Under Failed the clock starts when the pod is terminal, not at its deletion:
 	// 20s of SIGTERM trap, then the replacement 10s later is in bounds.
 	trap := newBuilder(failedPolicy).pod("a", running).pod("a", deleting)
