@@ -63,6 +63,8 @@ const (
 	FaultAdoptWithoutFinalizer   Fault = "adopt-without-finalizer"
 	FaultNoRelease               Fault = "no-release"
 	FaultStealPods               Fault = "steal-pods"
+	FaultKeepBadIndexes          Fault = "keep-bad-indexes"
+	FaultStaleIndexFailureCount  Fault = "stale-index-failure-count"
 )
 
 // Catalog says what each fault breaks.
@@ -111,6 +113,8 @@ var Catalog = map[Fault]string{
 	FaultAdoptWithoutFinalizer:   "adopts orphans without adding the tracking finalizer (their end may go uncounted)",
 	FaultNoRelease:               "keeps owning pods whose labels no longer match the selector",
 	FaultStealPods:               "adopts matching pods that another object controls",
+	FaultKeepBadIndexes:          "removes pods with a duplicate, missing or out-of-range index only when there are too many pods",
+	FaultStaleIndexFailureCount:  "writes job-index-failure-count 0 on every pod (the annotation never counts the index's failures)",
 	FaultStaleTemplate:           "creates pods from the pod template as it first saw it, ignoring changes made while the Job was suspended",
 	FaultWorkQueueRefill:         "keeps a work-queue Job (no completions) at parallelism after a pod has succeeded",
 	FaultNoReleaseOnDeletion:     "keeps the tracking finalizer on the pods of a Job that is gone (they stay Terminating)",

@@ -299,46 +299,50 @@ func isPatchTestFailed(err error) bool {
 	return errors.As(err, &st) && st.Status().Code == http.StatusUnprocessableEntity
 }
 
-// podsForRemoval picks n active pods to delete, least valuable first:
-// out-of-range or duplicate indexes, then unscheduled, pending, not ready, newest.
-func podsForRemoval(job *batchv1.Job, active []*corev1.Pod, n int) []*corev1.Pod {
-	if n <= 0 {
-		return nil
-	}
-	rank := func(p *corev1.Pod, dup map[int]int) int {
-		if isIndexed(job) {
-			ix := completionIndex(p)
-			if ix < 0 || (job.Spec.Completions != nil && ix >= int(*job.Spec.Completions)) {
-				return 0
-			}
-			if dup[ix] > 1 {
-				return 1
-			}
-		}
+// podsForRemoval picks the active pods to delete: for an Indexed Job every
+// pod with no index, an index out of range, or a duplicate index (one pod per
+// index stays), as upstream's activePodsForRemoval removes them whatever the
+// count; then, up to n in all, the least valuable of the rest: unscheduled,
+// pending, not ready, newest.
+func (c *Controller) podsForRemoval(job *batchv1.Job, active []*corev1.Pod, n int) []*corev1.Pod {
+	rank := func(p *corev1.Pod) int {
 		switch {
 		case p.Spec.NodeName == "":
-			return 2
+			return 0
 		case p.Status.Phase == corev1.PodPending:
-			return 3
+			return 1
 		case !podReady(p):
-			return 4
+			return 2
 		}
-		return 5
-	}
-	dup := map[int]int{}
-	for _, p := range active {
-		dup[completionIndex(p)]++
+		return 3
 	}
 	sorted := append([]*corev1.Pod(nil), active...)
 	sort.SliceStable(sorted, func(i, j int) bool {
-		ri, rj := rank(sorted[i], dup), rank(sorted[j], dup)
+		ri, rj := rank(sorted[i]), rank(sorted[j])
 		if ri != rj {
 			return ri < rj
 		}
 		return sorted[i].CreationTimestamp.After(sorted[j].CreationTimestamp.Time)
 	})
-	if n > len(sorted) {
-		n = len(sorted)
+	var must, rest []*corev1.Pod
+	if isIndexed(job) && !c.opts.Faults.Has(FaultKeepBadIndexes) {
+		kept := map[int]bool{}
+		// From the most valuable down, so that the pod kept for an index is its best.
+		for i := len(sorted) - 1; i >= 0; i-- {
+			p := sorted[i]
+			ix := completionIndex(p)
+			if ix < 0 || (job.Spec.Completions != nil && ix >= int(*job.Spec.Completions)) || kept[ix] {
+				must = append(must, p)
+				continue
+			}
+			kept[ix] = true
+			rest = append([]*corev1.Pod{p}, rest...)
+		}
+	} else {
+		rest = sorted
 	}
-	return sorted[:n]
+	if more := min(max(n-len(must), 0), len(rest)); more > 0 {
+		must = append(must, rest[:more]...)
+	}
+	return must
 }

@@ -347,8 +347,11 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 		want = min(max(*job.Spec.Completions-st.succeeded, 0), parallelism)
 	}
 	remaining := activeWithoutRemoved(st.active, nil)
-	if extra := active - want; extra > 0 && !(c.opts.Faults.Has(FaultNoScaleDown) && !isIndexed(job) && st.finished == nil) {
-		victims := podsForRemoval(job, st.active, int(min(extra, maxPodCreateDeletePerSync)))
+	extra := max(active-want, 0)
+	if c.opts.Faults.Has(FaultNoScaleDown) && !isIndexed(job) && st.finished == nil {
+		extra = 0
+	}
+	if victims := c.podsForRemoval(job, st.active, int(min(extra, maxPodCreateDeletePerSync))); len(victims) > 0 {
 		ready, n, err := c.deletePods(ctx, key, job, victims, true)
 		active -= n
 		st.terminating += n
@@ -490,6 +493,9 @@ func (c *Controller) createPods(ctx context.Context, key string, st *syncState, 
 				c.breakIdentity(pod)
 				if hasBackoffLimitPerIndex(job) {
 					count, ignored := c.nextIndexFailureCounts(job, st.delayed[ix])
+					if c.opts.Faults.Has(FaultStaleIndexFailureCount) {
+						count, ignored = 0, 0
+					}
 					pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(count))
 					if ignored > 0 {
 						pod.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation] = strconv.Itoa(int(ignored))

@@ -195,7 +195,8 @@ const (
 // Action is one disturbance.
 type Action struct {
 	Kind string `json:"kind"`
-	// Index selects the pod of a completion index; default: the first running pod.
+	// Index selects the pod of a completion index; default: the first
+	// running pod. For createPod, the index the new pod carries.
 	Index *int `json:"index,omitempty"`
 	// All applies the action to every running pod.
 	All bool `json:"all,omitempty"`

@@ -70,6 +70,8 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultAdoptWithoutFinalizer:   "adoption",
 	controller.FaultNoRelease:               "adoption",
 	controller.FaultStealPods:               "adoption",
+	controller.FaultKeepBadIndexes:          "adoption",
+	controller.FaultStaleIndexFailureCount:  "backoffPerIndex",
 }
 
 // chaosPrefix marks a label filter of the chaos suite's scenarios: the

@@ -180,6 +180,8 @@ var All = []Invariant{
 	ForegroundWaitsForPods,
 	WorkQueueNoRefill,
 	Adoption,
+	IndexesValid,
+	IndexFailureCount,
 	Ledger,
 }
 

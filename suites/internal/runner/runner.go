@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -653,7 +654,7 @@ func act(ctx context.Context, client kubernetes.Interface, ns string, a scenario
 		}
 		return client.BatchV1().Jobs(ns).Delete(ctx, JobName, metav1.DeleteOptions{PropagationPolicy: &policy})
 	case scenarios.ActCreatePod:
-		return createPod(ctx, client, ns, a.OwnedByOther)
+		return createPod(ctx, client, ns, a.OwnedByOther, a.Index)
 	case scenarios.ActScale:
 		spec := map[string]any{}
 		if a.Parallelism != nil {
@@ -780,8 +781,10 @@ func releasePod(ctx context.Context, client kubernetes.Interface, p *corev1.Pod)
 const otherOwner = "other-owner"
 
 // createPod creates a pod from the Job's template, marked as brought by the
-// scenario; ownedByOther gives it a controller other than the Job.
-func createPod(ctx context.Context, client kubernetes.Interface, ns string, ownedByOther bool) error {
+// scenario; ownedByOther gives it a controller other than the Job, index a
+// completion index (annotation, label and hostname, as the controller sets
+// them).
+func createPod(ctx context.Context, client kubernetes.Interface, ns string, ownedByOther bool, index *int) error {
 	job, err := client.BatchV1().Jobs(ns).Get(ctx, JobName, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -793,6 +796,14 @@ func createPod(ctx context.Context, client kubernetes.Interface, ns string, owne
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[invariants.BroughtAnnotation] = "true"
+	if index != nil {
+		ix := strconv.Itoa(*index)
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		pod.Annotations[batchv1.JobCompletionIndexAnnotation], pod.Labels[batchv1.JobCompletionIndexAnnotation] = ix, ix
+		pod.Spec.Hostname = JobName + "-" + ix
+	}
 	if ownedByOther {
 		cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, otherOwner, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {

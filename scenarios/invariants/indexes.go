@@ -1,0 +1,152 @@
+// Indexed Jobs: one live pod per valid index, and each index's failures
+// carried from pod to pod.
+
+package invariants
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// IndexesValid: while an Indexed Job runs, a pod it owns with no index, an
+// index outside [0, completions), or an index another of its running pods
+// already has, is deleted within AdoptionGrace (upstream's manageJob:
+// appendDuplicatedIndexPodsForRemoval, v1.37.1; such pods come from
+// adoption or from an earlier, larger completions). Outside restarts.
+var IndexesValid = Invariant{
+	Name:        "indexes-valid",
+	Description: "an Indexed Job's pods with no index, an index out of range or a duplicate index are deleted (within 20s)",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		bad := map[string]timeline.Entry{} // what is wrong (pod or index) → since
+		replay(ctx, t, func(e timeline.Entry, _, after *world) {
+			j := after.job
+			now := map[string]bool{}
+			if j != nil && isIndexedJob(j) && j.DeletionTimestamp == nil && replacing(j) {
+				byIndex := map[string][]string{}
+				for _, p := range after.podsOf(j.UID) {
+					if podTerminal(p) || p.DeletionTimestamp != nil {
+						continue
+					}
+					ix, err := strconv.Atoi(indexOf(p))
+					switch {
+					case err != nil || ix < 0:
+						now[fmt.Sprintf("pod %s has no valid index (%q)", p.Name, indexOf(p))] = true
+					case ix >= int(ptr.Deref(j.Spec.Completions, 0)):
+						now[fmt.Sprintf("pod %s has index %d, outside completions %d", p.Name, ix, ptr.Deref(j.Spec.Completions, 0))] = true
+					default:
+						byIndex[indexOf(p)] = append(byIndex[indexOf(p)], p.Name)
+					}
+				}
+				for ix, names := range byIndex {
+					if len(names) > 1 {
+						sort.Strings(names)
+						now[fmt.Sprintf("index %s has %d running pods %v", ix, len(names), names)] = true
+					}
+				}
+			}
+			for what, since := range bad {
+				if !now[what] {
+					if late := e.Time.Sub(since.Time); late > AdoptionGrace && !disturbedBetween(ctx, since.Time, e.Time) {
+						out = append(out, violation("indexes-valid", since, "%s: removed only after %s", what, late.Round(time.Second)))
+					}
+					delete(bad, what)
+				}
+			}
+			for what := range now {
+				if _, ok := bad[what]; !ok {
+					bad[what] = e
+				}
+			}
+		})
+		end := recordingEnd(ctx, t)
+		for what, since := range bad {
+			if late := end.Sub(since.Time); late > AdoptionGrace && !disturbedBetween(ctx, since.Time, end) {
+				out = append(out, violation("indexes-valid", since, "%s: not removed within %s", what, late.Round(time.Second)))
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+		return out
+	},
+}
+
+// IndexFailureCount: with backoffLimitPerIndex, every pod the controller
+// creates carries batch.kubernetes.io/job-index-failure-count, its index's
+// failures so far: the failed pod it replaces's count plus one (plus one to
+// job-index-ignored-failure-count instead when a pod failure policy's Ignore
+// rule matched it); the first pod of an index carries "0". Read in v1.37.1's
+// indexed_job_utils.go (getNewIndexFailureCounts; the failed pod is kept
+// until its replacement exists, getPodsWithDelayedDeletionPerIndex).
+var IndexFailureCount = Invariant{
+	Name:        "index-failure-count",
+	Description: "with backoffLimitPerIndex, each pod's job-index-failure-count is its index's failures so far",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		failed := map[string]*corev1.Pod{} // index → its latest failed pod
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			j := before.job
+			if e.Kind != "Pod" || j == nil || !isIndexedJob(j) || j.Spec.BackoffLimitPerIndex == nil {
+				return
+			}
+			p := e.Pod()
+			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || p.Annotations[BroughtAnnotation] != "" {
+				return
+			}
+			ix := indexOf(p)
+			if _, known := before.pods[p.UID]; e.Type == timeline.Added && !known {
+				want, wantIgnored := 0, 0
+				if prev := failed[ix]; prev != nil {
+					want, wantIgnored = failureCount(prev, batchv1.JobIndexFailureCountAnnotation), failureCount(prev, batchv1.JobIndexIgnoredFailureCountAnnotation)
+					if mayIgnore(j) {
+						// Which of the two grew depends on the policy's match
+						// against the pod's exit: only their sum is checked.
+						want, wantIgnored = want+wantIgnored+1, -1
+					} else {
+						want++
+					}
+				}
+				got, gotIgnored := failureCount(p, batchv1.JobIndexFailureCountAnnotation), failureCount(p, batchv1.JobIndexIgnoredFailureCountAnnotation)
+				if wantIgnored < 0 {
+					got += gotIgnored
+					gotIgnored = -1
+				}
+				if _, has := p.Annotations[batchv1.JobIndexFailureCountAnnotation]; !has || got != want || gotIgnored != wantIgnored {
+					out = append(out, violation("index-failure-count", e, "pod %s of index %s: %s=%q, %s=%q; want %d failures%s",
+						p.Name, ix, batchv1.JobIndexFailureCountAnnotation, p.Annotations[batchv1.JobIndexFailureCountAnnotation],
+						batchv1.JobIndexIgnoredFailureCountAnnotation, p.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation], want, ignoredNote(wantIgnored)))
+				}
+				return
+			}
+			if p.Status.Phase == corev1.PodFailed && e.Type != timeline.Deleted {
+				if prev := failed[ix]; prev == nil || prev.UID != p.UID {
+					failed[ix] = p
+				}
+			}
+		})
+		return out
+	},
+}
+
+func failureCount(p *corev1.Pod, key string) int {
+	n, _ := strconv.Atoi(p.Annotations[key])
+	return n
+}
+
+func ignoredNote(n int) string {
+	switch {
+	case n < 0:
+		return " (counted and ignored together)"
+	case n > 0:
+		return fmt.Sprintf(" and %d ignored", n)
+	}
+	return ""
+}
