@@ -45,6 +45,10 @@ type Scenario struct {
 	// Controllers limits the scenario to controllers of these names (builtin,
 	// reference, ...), e.g. for gates only the reference controller can flip.
 	Controllers []string `json:"controllers,omitempty"`
+	// Nodes limits the scenario to clusters whose nodes are of this kind:
+	// "kwok" for a Job of more pods than real kubelet nodes on one machine
+	// can run side by side with the other scenarios.
+	Nodes string `json:"nodes,omitempty"`
 	// ForeignManagedBy gives the Job a spec.managedBy no controller answers to:
 	// the scenario checks that the controller under test leaves it alone.
 	ForeignManagedBy bool `json:"foreignManagedBy,omitempty"`
@@ -362,6 +366,9 @@ func (s *Scenario) Validate() error {
 	}
 	if ptr.Deref(s.Job.Parallelism, 1) < 0 || ptr.Deref(s.Job.Completions, 1) < 0 {
 		return fmt.Errorf("%s: job: parallelism and completions must not be negative", s.Name)
+	}
+	if s.Nodes != "" && s.Nodes != "kwok" && s.Nodes != "kubelet" {
+		return fmt.Errorf("%s: nodes %q: use kwok or kubelet, or leave it out (any nodes)", s.Name, s.Nodes)
 	}
 	if len(s.Steps) == 0 {
 		return fmt.Errorf("%s: steps: give at least one await (what the run must reach)", s.Name)

@@ -287,7 +287,12 @@ var TerminalEvent = Invariant{
 			wantType, wantReason = corev1.EventTypeNormal, "Completed"
 		}
 		events, order := jobEvents(ctx, t)
-		all := len(order)
+		// Emitted events, not objects: client-go's aggregator folds similar
+		// events into one with a count once there are 10 of them.
+		all := 0
+		for _, name := range order {
+			all += int(max(events[name].Count, 1))
+		}
 		var out []Violation
 		n := 0
 		for _, name := range order {

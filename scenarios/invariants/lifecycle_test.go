@@ -178,6 +178,9 @@ func TestTerminalEvent(t *testing.T) {
 		busy.event("busy-"+string(rune('a'+i)), corev1.EventTypeNormal, "SuccessfulCreate", 1)
 	}
 	expectOK(t, TerminalEvent, ctx, busy)
+	// The budget counts emitted events: aggregated ones by their count.
+	folded := failedJob().event("folded", corev1.EventTypeNormal, "SuccessfulCreate", eventSpamBurst)
+	expectOK(t, TerminalEvent, ctx, folded)
 }
 
 func TestTerminalEventDue(t *testing.T) {

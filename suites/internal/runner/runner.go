@@ -165,6 +165,10 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	if r.Skipped, r.Err = Inapplicable(s, c, version); r.Skipped != "" || r.Err != nil {
 		return r
 	}
+	if (s.Nodes == "kwok" && o.Nodes == "kubelet") || (s.Nodes == "kubelet" && o.Nodes != "kubelet") {
+		r.Skipped = fmt.Sprintf("scenario runs on %s nodes only", s.Nodes)
+		return r
+	}
 	timeout := s.Timeout.Duration
 	if timeout == 0 {
 		timeout = 3 * time.Minute
