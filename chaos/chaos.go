@@ -29,6 +29,9 @@ type Action struct {
 	// Evict evicts the selected running pods through the Eviction API
 	// (policy/v1), which honours PodDisruptionBudgets.
 	Evict *Selection `json:"evict,omitempty"`
+	// Preempt has kube-scheduler preempt the selected pods (which must
+	// request CPU) for a pod of a higher priority that needs their node.
+	Preempt *Selection `json:"preempt,omitempty"`
 	// NodeLoss stops the kubelet of the nodes the selected pods run on.
 	NodeLoss *NodeLoss `json:"nodeLoss,omitempty"`
 	// OutOfService declares the lost nodes shut down (see NodeShutdown).
@@ -137,6 +140,7 @@ const (
 	KindPodKill           = "pod-kill"
 	KindContainerKill     = "container-kill"
 	KindEvict             = "evict"
+	KindPreempt           = "preempt"
 	KindNodeLoss          = "node-loss"
 	KindNodeReturn        = "node-return"
 	KindOutOfService      = "out-of-service"
@@ -163,6 +167,8 @@ func (a Action) Kind() string {
 		return KindPodKill
 	case a.Evict != nil:
 		return KindEvict
+	case a.Preempt != nil:
+		return KindPreempt
 	case a.NodeLoss != nil:
 		return KindNodeLoss
 	case a.NodeReturn != nil:
@@ -196,14 +202,14 @@ var modes = []v1alpha1.SelectorMode{v1alpha1.OneMode, v1alpha1.AllMode, v1alpha1
 // Validate reports what is wrong with the action, naming the field.
 func (a Action) Validate() error {
 	set := 0
-	for _, present := range []bool{a.PodChaos != nil, a.Evict != nil, a.NodeLoss != nil, a.OutOfService != nil, a.NodeReturn != nil, a.ReadinessGate != nil,
+	for _, present := range []bool{a.PodChaos != nil, a.Evict != nil, a.Preempt != nil, a.NodeLoss != nil, a.OutOfService != nil, a.NodeReturn != nil, a.ReadinessGate != nil,
 		a.FeatureGates != nil, a.ControllerRestart != nil, a.APIServerRestart != nil, a.ControllerStop != nil, a.ControllerStart != nil, a.Random != nil} {
 		if present {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("give exactly one of podChaos, evict, nodeLoss, outOfService, nodeReturn, readinessGate, featureGates, controllerRestart, controllerStop, controllerStart, apiserverRestart, random (got %d)", set)
+		return fmt.Errorf("give exactly one of podChaos, evict, preempt, nodeLoss, outOfService, nodeReturn, readinessGate, featureGates, controllerRestart, controllerStop, controllerStart, apiserverRestart, random (got %d)", set)
 	}
 	if (a.ControllerStop != nil || a.ControllerStart != nil) && (a.Schedule != "" || a.Times != 0) {
 		return fmt.Errorf("controllerStop and controllerStart happen once: no schedule or times")
@@ -232,6 +238,8 @@ func (a Action) Validate() error {
 		sel = &Selection{Mode: a.PodChaos.Mode, Value: a.PodChaos.Value}
 	case a.Evict != nil:
 		sel = a.Evict
+	case a.Preempt != nil:
+		sel = a.Preempt
 	case a.NodeLoss != nil:
 		sel = &a.NodeLoss.Selection
 	case a.ReadinessGate != nil:

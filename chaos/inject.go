@@ -214,6 +214,8 @@ func (in *Injector) apply(ctx context.Context, a Action, rng *rand.Rand) (string
 			}
 		}
 		return describe(targets), nil
+	case a.Preempt != nil:
+		return in.preempt(ctx, *a.Preempt, rng)
 	case a.NodeLoss != nil:
 		return in.loseNodes(ctx, *a.NodeLoss, rng)
 	case a.OutOfService != nil:

@@ -83,6 +83,8 @@ func (a Action) Describe() string {
 		}
 	case a.Evict != nil:
 		parts = append(parts, sel(*a.Evict))
+	case a.Preempt != nil:
+		parts = append(parts, sel(*a.Preempt))
 	case a.NodeLoss != nil:
 		parts = append(parts, sel(a.NodeLoss.Selection))
 		if a.NodeLoss.DeletePods {

@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
@@ -49,8 +50,8 @@ var PodIdentity = Invariant{
 				return
 			}
 			p := e.Pod()
-			if created := p.CreationTimestamp.Time; (!created.IsZero() && created.Before(j.CreationTimestamp.Time)) || p.Annotations[BroughtAnnotation] != "" {
-				return // not created for this Job (a pod the scenario brought)
+			if created := p.CreationTimestamp.Time; (!created.IsZero() && created.Before(j.CreationTimestamp.Time)) || p.Annotations[BroughtAnnotation] != "" || !ownedOrMatching(j, p) {
+				return // not created for this Job (a pod the scenario or a chaos action brought)
 			}
 			for _, why := range identityFaults(j, p) {
 				out = append(out, violation("pod-identity", e, "pod %s: %s", p.Name, why))
@@ -131,4 +132,14 @@ func indexEnv(c corev1.Container) bool {
 			(strings.HasPrefix(path, "metadata.labels[") || strings.HasPrefix(path, "metadata.annotations["))
 	}
 	return false
+}
+
+// ownedOrMatching tells whether p is the Job's or looks it: controlled by
+// it, or matching its selector (a pod made for it without an owner).
+func ownedOrMatching(j *batchv1.Job, p *corev1.Pod) bool {
+	if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == j.UID {
+		return true
+	}
+	sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
+	return err == nil && j.Spec.Selector != nil && sel.Matches(labels.Set(p.Labels))
 }

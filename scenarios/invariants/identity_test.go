@@ -5,6 +5,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -29,6 +30,7 @@ func indexedPod(ix string) func(*corev1.Pod) {
 func TestPodIdentity(t *testing.T) {
 	labelled := func(j *batchv1.Job) {
 		j.Spec.Template.Labels = map[string]string{"batch.kubernetes.io/job-name": "j", "batch.kubernetes.io/controller-uid": "job-uid"}
+		j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "job-uid"}}
 	}
 	indexed := func(j *batchv1.Job) {
 		labelled(j)
@@ -36,6 +38,8 @@ func TestPodIdentity(t *testing.T) {
 		j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](2), ptr.To[int32](2)
 	}
 	expectOK(t, PodIdentity, Context{}, newBuilder(labelled).pod("a", owned))
+	// A pod neither the Job's nor matching it (a chaos action's preemptor): not judged.
+	expectOK(t, PodIdentity, Context{}, newBuilder(labelled).pod("a", func(p *corev1.Pod) { p.OwnerReferences = nil }))
 	expectOK(t, PodIdentity, Context{}, newBuilder(indexed).pod("a", indexedPod("0")).pod("b", indexedPod("1")))
 	// The reference controller reads the index from the annotation: as good.
 	expectOK(t, PodIdentity, Context{}, newBuilder(indexed).pod("a", func(p *corev1.Pod) {
