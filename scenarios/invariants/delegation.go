@@ -70,7 +70,7 @@ var FinalizerReleased = Invariant{
 			if !since.IsZero() {
 				held(after, e, e.Time)
 			}
-			last, lastEntry = after, e
+			last, lastEntry = &world{job: after.job, pods: after.pods}, e // the pods as they end
 		})
 		if last != nil && last.job != nil && !since.IsZero() {
 			held(last, lastEntry, recordingEnd(ctx, t))

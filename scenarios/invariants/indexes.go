@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
@@ -28,29 +29,61 @@ var IndexesValid = Invariant{
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		bad := map[string]timeline.Entry{} // what is wrong (pod or index) → since
+		// Kept up to date change by change (a Job of thousands of pods):
+		// the live pods of each valid index, and what is wrong with the others.
+		byIndex := map[string]map[string]bool{}
+		invalid := map[types.UID]string{}
+		where := map[types.UID]string{} // a live pod's index, as filed
+		var completions int32 = -1
+		file := func(j *batchv1.Job, p *corev1.Pod, live bool) {
+			if ix, ok := where[p.UID]; ok {
+				delete(byIndex[ix], p.Name)
+				delete(where, p.UID)
+			}
+			delete(invalid, p.UID)
+			if !live {
+				return
+			}
+			ix, err := strconv.Atoi(indexOf(p))
+			switch {
+			case err != nil || ix < 0:
+				invalid[p.UID] = fmt.Sprintf("pod %s has no valid index (%q)", p.Name, indexOf(p))
+			case ix >= int(ptr.Deref(j.Spec.Completions, 0)):
+				invalid[p.UID] = fmt.Sprintf("pod %s has index %d, outside completions %d", p.Name, ix, ptr.Deref(j.Spec.Completions, 0))
+			default:
+				if byIndex[indexOf(p)] == nil {
+					byIndex[indexOf(p)] = map[string]bool{}
+				}
+				byIndex[indexOf(p)][p.Name] = true
+				where[p.UID] = indexOf(p)
+			}
+		}
+		liveOf := func(j *batchv1.Job, p *corev1.Pod) bool {
+			ref := metav1.GetControllerOf(p)
+			return ref != nil && ref.UID == j.UID && !podTerminal(p) && p.DeletionTimestamp == nil
+		}
 		replay(ctx, t, func(e timeline.Entry, _, after *world) {
 			j := after.job
+			judged := j != nil && isIndexedJob(j) && j.DeletionTimestamp == nil && replacing(j)
+			if j != nil && ptr.Deref(j.Spec.Completions, 0) != completions {
+				// Another size: every live pod is filed again (rare).
+				completions = ptr.Deref(j.Spec.Completions, 0)
+				byIndex, invalid, where = map[string]map[string]bool{}, map[types.UID]string{}, map[types.UID]string{}
+				for _, p := range after.pods {
+					file(j, p, liveOf(j, p))
+				}
+			} else if e.Kind == "Pod" && j != nil {
+				p := e.Pod()
+				file(j, p, e.Type != timeline.Deleted && liveOf(j, p))
+			}
 			now := map[string]bool{}
-			if j != nil && isIndexedJob(j) && j.DeletionTimestamp == nil && replacing(j) {
-				byIndex := map[string][]string{}
-				for _, p := range after.podsOf(j.UID) {
-					if podTerminal(p) || p.DeletionTimestamp != nil {
-						continue
-					}
-					ix, err := strconv.Atoi(indexOf(p))
-					switch {
-					case err != nil || ix < 0:
-						now[fmt.Sprintf("pod %s has no valid index (%q)", p.Name, indexOf(p))] = true
-					case ix >= int(ptr.Deref(j.Spec.Completions, 0)):
-						now[fmt.Sprintf("pod %s has index %d, outside completions %d", p.Name, ix, ptr.Deref(j.Spec.Completions, 0))] = true
-					default:
-						byIndex[indexOf(p)] = append(byIndex[indexOf(p)], p.Name)
-					}
+			if judged {
+				for _, what := range invalid {
+					now[what] = true
 				}
 				for ix, names := range byIndex {
 					if len(names) > 1 {
-						sort.Strings(names)
-						now[fmt.Sprintf("index %s has %d running pods %v", ix, len(names), names)] = true
+						now[fmt.Sprintf("index %s has %d running pods %v", ix, len(names), sortedKeys(names))] = true
 					}
 				}
 			}
@@ -77,6 +110,15 @@ var IndexesValid = Invariant{
 		sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 		return out
 	},
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // IndexFailureCount: with backoffLimitPerIndex, every pod the controller
