@@ -49,6 +49,10 @@ type Scenario struct {
 	// "kwok" for a Job of more pods than real kubelet nodes on one machine
 	// can run side by side with the other scenarios.
 	Nodes string `json:"nodes,omitempty"`
+	// Serial runs the scenario alone on the shared cluster, after the others
+	// (a Job of hundreds of pods slows the controllers beside it, and their
+	// scenarios time what the controllers do).
+	Serial bool `json:"serial,omitempty"`
 	// ForeignManagedBy gives the Job a spec.managedBy no controller answers to:
 	// the scenario checks that the controller under test leaves it alone.
 	ForeignManagedBy bool `json:"foreignManagedBy,omitempty"`

@@ -110,9 +110,15 @@ func register() {
 			return
 		}
 		for _, p := range harness.Pairs(all, cs) {
-			It(p.Text(), Label(p.Scenario.Features...), harness.Priority(Description, p.Text()), func(ctx SpecContext) {
+			args := []any{Label(p.Scenario.Features...), harness.Priority(Description, p.Text()), func(ctx SpecContext) {
 				runScenario(ctx, p.Scenario, p.Controller)
-			}, SpecTimeout(5*time.Minute))
+			}, SpecTimeout(5 * time.Minute)}
+			if p.Scenario.Serial {
+				// Alone on the shared cluster, after the others: its load
+				// would slow the controllers the others time.
+				args = append(args, Serial)
+			}
+			It(p.Text(), args...)
 		}
 	})
 
