@@ -5,6 +5,8 @@ package invariants
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -83,7 +85,7 @@ var IndexesValid = Invariant{
 				}
 				for ix, names := range byIndex {
 					if len(names) > 1 {
-						now[fmt.Sprintf("index %s has %d running pods %v", ix, len(names), sortedKeys(names))] = true
+						now[fmt.Sprintf("index %s has %d running pods %v", ix, len(names), slices.Sorted(maps.Keys(names)))] = true
 					}
 				}
 			}
@@ -110,15 +112,6 @@ var IndexesValid = Invariant{
 		sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 		return out
 	},
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // IndexFailureCount: with backoffLimitPerIndex, every pod the controller
@@ -168,7 +161,8 @@ var IndexFailureCount = Invariant{
 				}
 				return
 			}
-			if p.Status.Phase == corev1.PodFailed && e.Type != timeline.Deleted {
+			// A pod may be seen Failed first as it is removed (one Deleted entry).
+			if p.Status.Phase == corev1.PodFailed {
 				if prev := failed[ix]; prev == nil || prev.UID != p.UID {
 					failed[ix] = p
 				}

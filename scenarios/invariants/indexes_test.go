@@ -50,6 +50,14 @@ func TestIndexFailureCount(t *testing.T) {
 	expectViolation(t, IndexFailureCount, ctx, stale, `pod b of index 1: batch.kubernetes.io/job-index-failure-count="0"`)
 	missing := newBuilder(perIndex).pod("a", withIndex("0"))
 	expectViolation(t, IndexFailureCount, ctx, missing, "want 0 failures")
+	// A failed pod first seen as it is removed still counts.
+	gone := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", failed)
+	gone.podGone("a")
+	expectOK(t, IndexFailureCount, ctx, gone.pod("b", count("1", "1")))
+	unseen := newBuilder(perIndex).pod("a", count("1", "0"))
+	unseen.pods["a"].Status.Phase = corev1.PodFailed
+	unseen.podGone("a")
+	expectOK(t, IndexFailureCount, ctx, unseen.pod("b", count("1", "1")))
 	// Other indexes' failures do not count.
 	other := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", failed).pod("b", count("0", "0"))
 	expectOK(t, IndexFailureCount, ctx, other)
