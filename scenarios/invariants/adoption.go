@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -136,15 +135,4 @@ var Adoption = Invariant{
 		sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 		return out
 	},
-}
-
-// settledOrFinishing tells whether the Job has a terminal or interim
-// condition: its controller no longer claims pods for it.
-func settledOrFinishing(s batchv1.JobStatus) bool {
-	for _, t := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed, batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet} {
-		if hasCond(s, t) != nil {
-			return true
-		}
-	}
-	return false
 }

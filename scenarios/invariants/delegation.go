@@ -64,7 +64,7 @@ var FinalizerReleased = Invariant{
 				held(before, e, e.Time) // the state that lasted until this change
 			}
 			s := after.job.Status
-			if since.IsZero() && (finished(s) != nil || hasCond(s, batchv1.JobFailureTarget) != nil || hasCond(s, batchv1.JobSuccessCriteriaMet) != nil) {
+			if since.IsZero() && settledOrFinishing(s) {
 				since = e.Time
 			}
 			if !since.IsZero() {

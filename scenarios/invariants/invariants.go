@@ -259,6 +259,18 @@ func finished(s batchv1.JobStatus) *batchv1.JobCondition {
 	return hasCond(s, batchv1.JobFailed)
 }
 
+// settledOrFinishing tells whether the Job has a terminal or interim
+// condition: its controller no longer claims pods for it, and
+// its pods are on their way out.
+func settledOrFinishing(s batchv1.JobStatus) bool {
+	for _, t := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed, batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet} {
+		if hasCond(s, t) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func podTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
