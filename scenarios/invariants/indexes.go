@@ -161,8 +161,11 @@ var IndexFailureCount = Invariant{
 				}
 				return
 			}
-			// A pod may be seen Failed first as it is removed (one Deleted entry).
-			if p.Status.Phase == corev1.PodFailed {
+			// A pod may be seen Failed first as it is removed (one Deleted
+			// entry). Unless only failed pods are replaced, a pod being
+			// deleted that has not succeeded counts as failed too (v1.37.1
+			// isPodFailed): its replacement carries its count plus one.
+			if countsAsFailed(p, j) {
 				if prev := failed[ix]; prev == nil || prev.UID != p.UID {
 					failed[ix] = p
 				}
@@ -170,6 +173,18 @@ var IndexFailureCount = Invariant{
 		})
 		return out
 	},
+}
+
+// countsAsFailed is upstream's isPodFailed: Failed, or being deleted without
+// having succeeded when the Job replaces terminating pods.
+func countsAsFailed(p *corev1.Pod, j *batchv1.Job) bool {
+	if p.Status.Phase == corev1.PodFailed {
+		return true
+	}
+	if j.Spec.PodReplacementPolicy != nil && *j.Spec.PodReplacementPolicy == batchv1.Failed {
+		return false
+	}
+	return p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded
 }
 
 func failureCount(p *corev1.Pod, key string) int {

@@ -58,6 +58,13 @@ func TestIndexFailureCount(t *testing.T) {
 	unseen.pods["a"].Status.Phase = corev1.PodFailed
 	unseen.podGone("a")
 	expectOK(t, IndexFailureCount, ctx, unseen.pod("b", count("1", "1")))
+	// A running pod being deleted counts as failed when terminating pods
+	// are replaced (the default), not when only failed pods are.
+	killed := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", deleting).pod("b", count("1", "1"))
+	expectOK(t, IndexFailureCount, ctx, killed)
+	onlyFailed := func(j *batchv1.Job) { perIndex(j); j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) }
+	notYet := newBuilder(onlyFailed).pod("a", count("1", "0")).pod("a", deleting).pod("b", count("1", "1"))
+	expectViolation(t, IndexFailureCount, ctx, notYet, "want 0 failures")
 	// Other indexes' failures do not count.
 	other := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", failed).pod("b", count("0", "0"))
 	expectOK(t, IndexFailureCount, ctx, other)
