@@ -250,6 +250,10 @@ func (c *Controller) enqueue(job *batchv1.Job, after time.Duration) {
 
 func (c *Controller) addJob(obj any) {
 	job := obj.(*batchv1.Job)
+	if mb := job.Spec.ManagedBy; mb != nil && *mb != BuiltInName && !c.Manages(job) {
+		// Counted on every add, a relist after a restart included, as upstream.
+		c.metrics.ByExternalController.WithLabelValues(*mb).Inc()
+	}
 	c.enqueue(job, 0)
 }
 

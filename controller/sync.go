@@ -43,6 +43,12 @@ type syncState struct {
 	delayed              map[int]*corev1.Pod // backoffLimitPerIndex: last failed pod per index to retry
 
 	backoff backoffRecord
+	// written are the counters as last written (or read), for the metrics.
+	written counters
+	// policyActions count the failed pods each pod failure policy action
+	// handled, recorded in the metrics once the status write before their
+	// finalizers' removal succeeds.
+	policyActions map[batchv1.PodFailurePolicyAction]int
 	// finished is the condition this sync works towards: FailureTarget or
 	// SuccessCriteriaMet first, Failed or Complete once nothing terminates.
 	finished *batchv1.JobCondition
@@ -145,6 +151,8 @@ func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Po
 		uncountedSucceeded: sets.New(job.Status.UncountedTerminatedPods.Succeeded...),
 		uncountedFailed:    sets.New(job.Status.UncountedTerminatedPods.Failed...),
 		expectedRmFinal:    c.finalizerExpectations.get(key),
+		written:            countersOf(job),
+		policyActions:      map[batchv1.PodFailurePolicyAction]int{},
 	}
 	for _, p := range pods {
 		if podActive(p) {
@@ -616,6 +624,7 @@ func (c *Controller) writeStatus(ctx context.Context, st *syncState) error {
 		return err
 	}
 	job.ResourceVersion = out.ResourceVersion
+	c.recordPodsFinished(st)
 	for _, e := range st.events {
 		c.recorder.Event(job, e.eventType, e.reason, e.message)
 	}

@@ -38,7 +38,8 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 	toUnfinalize, newIndexes, full, changed := c.podsToUnfinalize(st)
 	needsFlush = changed || needsFlush
 	needsFlush = c.updateIndexes(st, newIndexes) || needsFlush
-	needsFlush = c.addInterimCondition(st) || needsFlush
+	interim := c.addInterimCondition(st)
+	needsFlush = interim || needsFlush
 
 	var rmErr error
 	if c.opts.Faults.Has(FaultUnfinalizeFirst) {
@@ -52,7 +53,15 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 		}
 		c.backoff.update(key, st.backoff)
 		needsFlush = false
+		if interim && c.opts.Faults.Has(FaultFinishedMetricAtTarget) {
+			for _, t := range []batchv1.JobConditionType{batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet} {
+				if cond := condition(job, t); cond != nil {
+					c.recordJobFinished(job, cond)
+				}
+			}
+		}
 	}
+	c.recordPolicyActions(st)
 	// Step 2: remove their finalizers.
 	if len(toUnfinalize) > 0 {
 		rmErr = c.removeFinalizers(ctx, key, toUnfinalize, withFinalizer)
@@ -75,6 +84,7 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 			return fmt.Errorf("counting finished pods: %w", err)
 		}
 		if finishing {
+			c.recordJobFinished(job, st.finished)
 			if !c.opts.Faults.Has(FaultNoTerminalEvent) {
 				c.recordFinished(job, st.finished)
 			}
@@ -174,7 +184,11 @@ func (c *Controller) podsToUnfinalize(st *syncState) (toUnfinalize []*corev1.Pod
 			}
 		case failed || (st.finished != nil && st.finished.Type != batchv1.JobSuccessCriteriaMet):
 			if !st.uncountedFailed.Has(p.UID) && (!isIndexed(job) || (ix >= 0 && ix < int(*job.Spec.Completions))) {
-				if _, counted, _ := c.matchPolicy(job, p); counted {
+				_, counted, action := c.matchPolicy(job, p)
+				if action != nil && job.Spec.PodFailurePolicy != nil {
+					st.policyActions[*action]++
+				}
+				if counted {
 					uncounted.Failed = append(uncounted.Failed, p.UID)
 					changed = true
 				}

@@ -32,7 +32,7 @@ import (
 var Features = []string{
 	"podReplacementPolicy", "terminalConditions", "managedBy", "readiness", "podFailurePolicy",
 	"backoff", "backoffPerIndex", "successPolicy", "suspend", "deadline", "elastic", "tracking",
-	"deletion", "adoption",
+	"deletion", "adoption", "metrics",
 }
 
 // Scenario is one catalog entry.
@@ -53,6 +53,11 @@ type Scenario struct {
 	// (a Job of hundreds of pods slows the controllers beside it, and their
 	// scenarios time what the controllers do).
 	Serial bool `json:"serial,omitempty"`
+	// Metrics compares the controller's job_controller_* counters, read before
+	// the Job is created and after the run, with the recording
+	// (metrics-agree). Counters are the controller's, not the Job's: the
+	// scenario must be serial, and without chaos (a restart resets them).
+	Metrics bool `json:"metrics,omitempty"`
 	// ForeignManagedBy gives the Job a spec.managedBy no controller answers to:
 	// the scenario checks that the controller under test leaves it alone.
 	ForeignManagedBy bool `json:"foreignManagedBy,omitempty"`
@@ -370,6 +375,9 @@ func (s *Scenario) Validate() error {
 	}
 	if ptr.Deref(s.Job.Parallelism, 1) < 0 || ptr.Deref(s.Job.Completions, 1) < 0 {
 		return fmt.Errorf("%s: job: parallelism and completions must not be negative", s.Name)
+	}
+	if s.Metrics && (!s.Serial || s.HasChaos()) {
+		return fmt.Errorf("%s: metrics: true needs serial: true and no chaos step (the counters are the controller's: another Job or a restart would move them)", s.Name)
 	}
 	if s.Nodes != "" && s.Nodes != "kwok" && s.Nodes != "kubelet" {
 		return fmt.Errorf("%s: nodes %q: use kwok or kubelet, or leave it out (any nodes)", s.Name, s.Nodes)

@@ -72,6 +72,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultStealPods:               "adoption",
 	controller.FaultKeepBadIndexes:          "adoption",
 	controller.FaultStaleIndexFailureCount:  "backoffPerIndex",
+	controller.FaultFinishedMetricAtTarget:  "metrics",
 }
 
 // chaosPrefix marks a label filter of the chaos suite's scenarios: the

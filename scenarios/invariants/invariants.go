@@ -53,6 +53,9 @@ type Context struct {
 	// apiserver restart): the states in between are lost, and a change seen
 	// at the end of a gap may have happened anywhere in it.
 	Gaps []Span
+	// Metrics are the controller's counters around the run, when it read
+	// them (metrics-agree).
+	Metrics *MetricSamples
 }
 
 // Span is a stretch of time, open-ended when To is zero.
@@ -140,7 +143,9 @@ type Invariant struct {
 	// KnownBugs are IDs of scenarios/bugs whose releases' built-in
 	// controller breaks the promise: the verdict says so, and stays a failure.
 	KnownBugs []string
-	Check     func(Context, timeline.Timeline) []Violation
+	// Applies tells whether the run gave the check what it reads (nil: always).
+	Applies func(Context) bool
+	Check   func(Context, timeline.Timeline) []Violation
 }
 
 // Result is one invariant's verdict on a run.
@@ -182,6 +187,7 @@ var All = []Invariant{
 	Adoption,
 	IndexesValid,
 	IndexFailureCount,
+	MetricsAgree,
 	Ledger,
 }
 
@@ -203,6 +209,10 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 			r.Applicable = false
 			return r
 		}
+	}
+	if inv.Applies != nil && !inv.Applies(ctx) {
+		r.Applicable = false
+		return r
 	}
 	// Inside a recording gap the order of what the relist reported is not
 	// known: no verdict there (RestartGrace-style lags are each check's own).

@@ -16,6 +16,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -63,13 +64,24 @@ type shared struct {
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
-	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates})
+	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c)})
 	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
 	}
 	failures := r.Failures()
 	Expect(failures).To(BeEmpty(), "%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
+}
+
+// metricsOf reads the /metrics of controller c. Only the first process holds
+// the set-up; Ginkgo runs the serial specs, the only ones that read them, there.
+func metricsOf(c runner.Controller) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		if setup == nil {
+			return "", fmt.Errorf("%w from this suite process (only its first holds the set-up)", runner.ErrNoMetrics)
+		}
+		return setup.Metrics(ctx, c)
+	}
 }
 
 func register() {

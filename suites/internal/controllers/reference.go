@@ -219,11 +219,16 @@ func (r *Reference) logName() string {
 // Metrics returns the controller's /metrics text.
 func (r *Reference) Metrics(ctx context.Context) (string, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", r.port), nil)
-	resp, err := http.DefaultClient.Do(req)
+	// No proxy: the address is ours, on this machine.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	resp, err := client.Do(req)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("read the reference controller's metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("read the reference controller's metrics: %s", resp.Status)
+	}
 	return string(b), err
 }

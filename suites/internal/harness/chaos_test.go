@@ -33,7 +33,10 @@ func (f *fakeCluster) UserKubeconfig(string, ...string) (string, error) {
 	return "", cluster.ErrUnsupported
 }
 func (f *fakeCluster) Pods() pods.Target { return pods.Target{} }
-func (f *fakeCluster) Stop() error       { return nil }
+func (f *fakeCluster) Metrics(context.Context, cluster.Component) (string, error) {
+	return "", cluster.ErrUnsupported
+}
+func (f *fakeCluster) Stop() error { return nil }
 func (f *fakeCluster) RestartComponent(_ context.Context, comp cluster.Component, r cluster.Restart) error {
 	f.calls = append(f.calls, fmt.Sprintf("restart %s crash=%t gates=%v reset=%t", comp, r.Crash, r.FeatureGates, r.ResetFeatureGates))
 	return f.fail

@@ -269,6 +269,23 @@ func (e *Env) StartReference(ctx context.Context, dir, name string, faults []str
 	return ref, nil
 }
 
+// Metrics reads the /metrics of controller c: the controller-manager's for
+// the built-in one (where the provider reaches it), the reference
+// controller's; an error wrapping runner.ErrNoMetrics when it cannot.
+func (e *Env) Metrics(ctx context.Context, c runner.Controller) (string, error) {
+	switch {
+	case c.Name == runner.BuiltIn.Name:
+		text, err := e.Cluster.Metrics(ctx, cluster.ControllerManager)
+		if errors.Is(err, cluster.ErrUnsupported) {
+			return "", fmt.Errorf("%w: %v", runner.ErrNoMetrics, err)
+		}
+		return text, err
+	case c.Name == runner.Reference.Name && e.Reference != nil:
+		return e.Reference.Metrics(ctx)
+	}
+	return "", fmt.Errorf("%w: the harness does not know where %s serves them", runner.ErrNoMetrics, c.Name)
+}
+
 // Stop stops everything Setup started.
 func (e *Env) Stop() error {
 	var errs []error

@@ -111,6 +111,10 @@ type Options struct {
 	// run (a drill's component swaps), read once the steps are done: the
 	// checks treat them as the chaos suite's restarts, and the report shows them.
 	Disruptions func() []chaos.Record
+	// Metrics reads the /metrics of the controller under test, for the
+	// scenarios that judge its counters (nil, or an error wrapping
+	// ErrNoMetrics: they are not judged, and the run says why).
+	Metrics func(context.Context) (string, error)
 }
 
 // Failures lists every broken step and invariant, for a verdict and a report.
@@ -199,6 +203,14 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		r.Err = err
 		return r
 	}
+	var metrics *metricsRun
+	var metricsSkip string
+	if s.Metrics {
+		if metrics, metricsSkip, err = startMetrics(ctx, client, ns, c, o.Metrics); err != nil {
+			r.Err = err
+			return r
+		}
+	}
 	created, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 	if err != nil {
 		r.Err = fmt.Errorf("create the Job: %w", err)
@@ -226,6 +238,9 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		}()
 	}
 	r.Steps = stepper{client: client, ns: ns, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, finalizer: c.Finalizer}.runSteps(ctx, s.Steps)
+	if metricsSkip != "" {
+		r.Steps = append(r.Steps, StepResult{Index: len(r.Steps), What: "metrics", Skipped: true, Message: metricsSkip, Time: time.Now()})
+	}
 	// What the invariants know of the run besides its timeline: the chaos and
 	// the others' disruptions as they stand when called.
 	ictxNow := func() invariants.Context {
@@ -246,6 +261,11 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	awaitOwedEvents(ctx, rec, ictxNow)
 	r.Chaos = disruptionsSince(o, r.Start)
 	ictx := ictxNow()
+	if metrics != nil {
+		if ictx.Metrics, err = metrics.finish(ctx); err != nil {
+			r.Err = fmt.Errorf("metrics after the run: %w", err)
+		}
+	}
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
 	return r
 }

@@ -95,6 +95,11 @@ func (c *Cluster) RestartComponent(_ context.Context, comp provider.Component, _
 // LoseNode is not supported.
 func (c *Cluster) LoseNode(context.Context, string) error { return unsupported("losing a node") }
 
+// Metrics is not supported: the control plane is not the harness's to reach.
+func (c *Cluster) Metrics(_ context.Context, comp provider.Component) (string, error) {
+	return "", unsupported("reading " + string(comp) + "'s metrics")
+}
+
 // ReturnNode is not supported.
 func (c *Cluster) ReturnNode(context.Context, string) error { return unsupported("returning a node") }
 

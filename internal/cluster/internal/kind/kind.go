@@ -198,6 +198,12 @@ func NodeReturnCommand(node, how string) ([]string, error) {
 	}
 }
 
+// Metrics is not supported: kind's control-plane components serve their
+// metrics on the node container's loopback address only.
+func (c *Cluster) Metrics(_ context.Context, comp provider.Component) (string, error) {
+	return "", fmt.Errorf("reading %s's metrics on kind (it serves them inside the node container only): %w", comp, provider.ErrUnsupported)
+}
+
 // LoseNode stops (or pauses) the node's container.
 func (c *Cluster) LoseNode(ctx context.Context, node string) error {
 	return c.run(ctx, NodeLossCommand, node, c.cfg.NodeLoss)

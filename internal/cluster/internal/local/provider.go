@@ -3,6 +3,8 @@ package local
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +36,35 @@ func Create(ctx context.Context, cfg provider.Config, stages []byte) (provider.C
 
 // Provider is "local".
 func (c *Cluster) Provider() string { return "local" }
+
+// Metrics reads a component's /metrics: the controller-manager and the
+// scheduler serve it without credentials (--authorization-always-allow-paths),
+// the apiserver to the admin.
+func (c *Cluster) Metrics(ctx context.Context, comp provider.Component) (string, error) {
+	if comp == provider.Etcd || !provider.Known(comp) {
+		return "", fmt.Errorf("reading %s's metrics: %w", comp, provider.ErrUnsupported)
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d/metrics", c.ports[comp])
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	client := c.healthClient(comp == provider.APIServer)
+	client.Timeout = 10 * time.Second
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("read %s's metrics: %w", comp, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", fmt.Errorf("read %s's metrics: %w", comp, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("read %s's metrics: %s: %.200s", comp, resp.Status, body)
+	}
+	return string(body), nil
+}
 
 // LoseNode stops the kwok process of the node's group: every node of that
 // group stops heartbeating and its pods freeze.

@@ -117,6 +117,8 @@ type Cluster interface {
 	// ReturnNode brings node back (registering it again if its Node object
 	// was deleted) and waits until it is Ready.
 	ReturnNode(ctx context.Context, node string) error
+	// Metrics reads a control-plane component's /metrics (Prometheus text).
+	Metrics(ctx context.Context, comp Component) (string, error)
 	// Pods says how pods must be rendered to run on the cluster's nodes.
 	Pods() pods.Target
 	// Stop tears down whatever the provider started; idempotent.
