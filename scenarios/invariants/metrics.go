@@ -29,10 +29,10 @@ type MetricSamples struct {
 // one names them (v1.36.3 and v1.37.1 pkg/controller/job/metrics; the
 // reference controller exposes the same).
 const (
-	MetricJobsFinished       = "job_controller_jobs_finished_total"
-	MetricPodsFinished       = "job_controller_job_pods_finished_total"
-	MetricFailuresByPolicy   = "job_controller_pod_failures_handled_by_failure_policy_total"
-	MetricFinishedIndexes    = "job_controller_job_finished_indexes_total"
+	MetricJobsFinished         = "job_controller_jobs_finished_total"
+	MetricPodsFinished         = "job_controller_job_pods_finished_total"
+	MetricFailuresByPolicy     = "job_controller_pod_failures_handled_by_failure_policy_total"
+	MetricFinishedIndexes      = "job_controller_job_finished_indexes_total"
 	MetricByExternalController = "job_controller_jobs_by_external_controller_total"
 )
 
