@@ -109,6 +109,8 @@ type Controller struct {
 	// stale: versions of Jobs the cache may hold that the apiserver has
 	// replaced (jobToSync reads those Jobs live).
 	stale *staleVersions
+	// started is when this controller was made (the start-suspended-on-restart fault).
+	started time.Time
 }
 
 // New wires a Controller to informers from factory; call factory.Start after.
@@ -132,6 +134,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 	podInformer := factory.Core().V1().Pods()
 	broadcaster := record.NewBroadcaster()
 	c := &Controller{
+		started:               opts.Clock.Now(),
 		opts:                  opts,
 		client:                client,
 		clock:                 opts.Clock,

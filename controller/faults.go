@@ -66,6 +66,7 @@ const (
 	FaultKeepBadIndexes          Fault = "keep-bad-indexes"
 	FaultStaleIndexFailureCount  Fault = "stale-index-failure-count"
 	FaultFinishedMetricAtTarget  Fault = "finished-metric-at-target"
+	FaultStartSuspendedOnRestart Fault = "start-suspended-on-restart"
 )
 
 // Catalog says what each fault breaks.
@@ -117,6 +118,7 @@ var Catalog = map[Fault]string{
 	FaultKeepBadIndexes:          "removes pods with a duplicate, missing or out-of-range index only when there are too many pods",
 	FaultStaleIndexFailureCount:  "writes job-index-failure-count 0 on every pod (the annotation never counts the index's failures)",
 	FaultFinishedMetricAtTarget:  "counts a Job as finished in job_controller_jobs_finished_total at FailureTarget or SuccessCriteriaMet too (twice in all)",
+	FaultStartSuspendedOnRestart: "after a restart, creates pods for the suspended Jobs it finds (spec.suspend is honoured only for Jobs created since it started)",
 	FaultStaleTemplate:           "creates pods from the pod template as it first saw it, ignoring changes made while the Job was suspended",
 	FaultWorkQueueRefill:         "keeps a work-queue Job (no completions) at parallelism after a pod has succeeded",
 	FaultNoReleaseOnDeletion:     "keeps the tracking finalizer on the pods of a Job that is gone (they stay Terminating)",

@@ -329,7 +329,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	job := st.job
 	active := int32(len(st.active))
 	var errs []error
-	if suspended(job) {
+	if suspended(job) && !(c.opts.Faults.Has(FaultStartSuspendedOnRestart) && job.CreationTimestamp.Time.Before(c.started)) {
 		// Pods a suspension removes are not the Job's failures: released
 		// first, they are never counted (upstream deleteJobPods).
 		ready, n, err := c.deletePods(ctx, key, job, st.active, !c.opts.Faults.Has(FaultCountSuspendedPods))

@@ -150,6 +150,11 @@ type Step struct {
 	KnownBugs []string `json:"knownBugs,omitempty"`
 	// Timeout bounds an await; default 60s.
 	Timeout Duration `json:"timeout,omitempty"`
+	// Holds, on an await, is how long the status must keep matching once it
+	// does: a state that must last, such as no pod for a suspended Job
+	// across a controller restart (the absence of a change can only be
+	// asserted over a stated time).
+	Holds Duration `json:"holds,omitempty"`
 }
 
 // StatusPattern is a partial Job status: every field given must match.
@@ -435,6 +440,9 @@ func (s *Scenario) Validate() error {
 			case p != "" && p != metav1.DeletePropagationForeground && p != metav1.DeletePropagationBackground && p != metav1.DeletePropagationOrphan:
 				return fmt.Errorf("%s: propagation %q is not Foreground, Background or Orphan", where, p)
 			}
+		}
+		if st.Holds.Duration < 0 || (st.Holds.Duration > 0 && st.Await == nil) {
+			return fmt.Errorf("%s: holds applies to an await, as a positive duration (how long its status must keep matching)", where)
 		}
 		if st.AwaitGone != nil && st.AwaitGone.Pods != PodsGone && st.AwaitGone.Pods != PodsReleased {
 			return fmt.Errorf("%s: awaitGone.pods %q is not %s or %s", where, st.AwaitGone.Pods, PodsGone, PodsReleased)

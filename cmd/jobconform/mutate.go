@@ -73,6 +73,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultKeepBadIndexes:          "adoption",
 	controller.FaultStaleIndexFailureCount:  "backoffPerIndex",
 	controller.FaultFinishedMetricAtTarget:  "metrics",
+	controller.FaultStartSuspendedOnRestart: chaosPrefix + "suspend",
 }
 
 // chaosPrefix marks a label filter of the chaos suite's scenarios: the

@@ -178,6 +178,7 @@ var All = []Invariant{
 	DeadlineFromStart,
 	TerminalEvent,
 	SuspendEvents,
+	SuspendedCreatesNoPods,
 	FinalizerOwned,
 	FinalizerAfterRecord,
 	PodIdentity,

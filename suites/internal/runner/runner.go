@@ -510,6 +510,30 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 		}
 		return res, -1
 	}
+	if hold := st.Holds.Duration; hold > 0 {
+		// Met; now it must not stop matching for hold.
+		broke, err := sp.rec.WaitFrom(ctx, met.Seq+1, hold, res.What+" to stop holding", func(e recorder.Entry) bool {
+			if e.Kind != "Job" || e.Name != JobName {
+				return false
+			}
+			if e.Type == recorder.Deleted {
+				lastWhy = "the Job was deleted"
+				return true
+			}
+			ok, why := st.Await.Matches(e.Job().Status)
+			lastWhy = why
+			return !ok
+		})
+		switch {
+		case err == nil:
+			res.Message = fmt.Sprintf("held only %s of %s: %s", broke.Time.Sub(met.Time).Round(100*time.Millisecond), hold, lastWhy)
+			return res, -1
+		case ctx.Err() != nil:
+			res.Message = fmt.Sprintf("the scenario's timeout ran out while the status had to hold for %s", hold)
+			return res, -1
+		}
+		res.What += fmt.Sprintf(", holding %s", hold)
+	}
 	res.OK = true
 	return res, met.Seq
 }
