@@ -49,8 +49,9 @@ var BackoffRespected = Invariant{
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		var outcomes []outcome
-		at := map[types.UID]int{} // uid → index in outcomes
-		var created []*corev1.Pod // pods of the Job in creation order
+		at := map[types.UID]int{}             // uid → index in outcomes
+		created := 0                          // pods of the Job created so far
+		lastOfIndex := map[string]types.UID{} // the latest pod created per completion index
 		var spec *batchv1.JobSpec
 		unbounded := false // rescaled, suspended or per-index: no lower bound from here on
 		spans := unknownSpans(t)
@@ -77,12 +78,15 @@ var BackoffRespected = Invariant{
 			}
 			if _, known := before.pods[p.UID]; e.Type == timeline.Added && !known {
 				if !unbounded && !restartedBefore(ctx, e.Time) && !overlapsUnknownTime(spans, firstFinish(outcomes, e.Time), e.Time) {
-					if lb, n, ok := backoffBound(p, created, outcomes, at, ptr.Deref(j.Spec.Parallelism, 1)); ok && e.Time.Before(lb.Add(-backoffEarlyTolerance)) {
+					if lb, n, ok := backoffBound(p, created, lastOfIndex, outcomes, at, ptr.Deref(j.Spec.Parallelism, 1)); ok && e.Time.Before(lb.Add(-backoffEarlyTolerance)) {
 						out = append(out, violation("backoff-respected", e, "pod %s created %s before its backoff ended (%s after %d failures since the last success: not before %s)",
 							p.Name, lb.Sub(e.Time).Round(100*time.Millisecond), Backoff(n), n, lb.UTC().Format("15:04:05")))
 					}
 				}
-				created = append(created, p)
+				created++
+				if ix := indexOf(p); ix != "" {
+					lastOfIndex[ix] = p.UID
+				}
 			}
 			i, seen := at[p.UID]
 			switch {
@@ -112,16 +116,15 @@ var BackoffRespected = Invariant{
 // backoffBound is the earliest moment p may be created if it replaces failed
 // pods, and the failure count that gives it; ok is false when p needs no
 // backoff (it replaces nothing, or a success reset the record).
-func backoffBound(p *corev1.Pod, created []*corev1.Pod, outcomes []outcome, at map[types.UID]int, parallelism int32) (lb time.Time, n int, ok bool) {
-	need := len(created) - int(parallelism) + 1 // outcomes the controller must have seen
+// created counts the Job's pods created before p; lastOfIndex is the latest
+// of them per completion index.
+func backoffBound(p *corev1.Pod, created int, lastOfIndex map[string]types.UID, outcomes []outcome, at map[types.UID]int, parallelism int32) (lb time.Time, n int, ok bool) {
+	need := created - int(parallelism) + 1 // outcomes the controller must have seen
 	if ix := indexOf(p); ix != "" {
 		need = 0
-		for i := len(created) - 1; i >= 0; i-- {
-			if indexOf(created[i]) == ix {
-				if k, seen := at[created[i].UID]; seen {
-					need = k + 1
-				}
-				break
+		if prev, ok := lastOfIndex[ix]; ok {
+			if k, seen := at[prev]; seen {
+				need = k + 1
 			}
 		}
 	}

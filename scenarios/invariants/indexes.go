@@ -34,6 +34,7 @@ var IndexesValid = Invariant{
 		// Kept up to date change by change (a Job of thousands of pods):
 		// the live pods of each valid index, and what is wrong with the others.
 		byIndex := map[string]map[string]bool{}
+		dups := map[string]bool{} // indexes of more than one live pod
 		invalid := map[types.UID]string{}
 		where := map[types.UID]string{} // a live pod's index, as filed
 		var completions int32 = -1
@@ -41,6 +42,9 @@ var IndexesValid = Invariant{
 			if ix, ok := where[p.UID]; ok {
 				delete(byIndex[ix], p.Name)
 				delete(where, p.UID)
+				if len(byIndex[ix]) < 2 {
+					delete(dups, ix)
+				}
 			}
 			delete(invalid, p.UID)
 			if !live {
@@ -58,6 +62,9 @@ var IndexesValid = Invariant{
 				}
 				byIndex[indexOf(p)][p.Name] = true
 				where[p.UID] = indexOf(p)
+				if len(byIndex[indexOf(p)]) > 1 {
+					dups[indexOf(p)] = true
+				}
 			}
 		}
 		liveOf := func(j *batchv1.Job, p *corev1.Pod) bool {
@@ -70,7 +77,7 @@ var IndexesValid = Invariant{
 			if j != nil && ptr.Deref(j.Spec.Completions, 0) != completions {
 				// Another size: every live pod is filed again (rare).
 				completions = ptr.Deref(j.Spec.Completions, 0)
-				byIndex, invalid, where = map[string]map[string]bool{}, map[types.UID]string{}, map[types.UID]string{}
+				byIndex, dups, invalid, where = map[string]map[string]bool{}, map[string]bool{}, map[types.UID]string{}, map[types.UID]string{}
 				for _, p := range after.pods {
 					file(j, p, liveOf(j, p))
 				}
@@ -83,10 +90,9 @@ var IndexesValid = Invariant{
 				for _, what := range invalid {
 					now[what] = true
 				}
-				for ix, names := range byIndex {
-					if len(names) > 1 {
-						now[fmt.Sprintf("index %s has %d running pods %v", ix, len(names), slices.Sorted(maps.Keys(names)))] = true
-					}
+				for ix := range dups {
+					names := byIndex[ix]
+					now[fmt.Sprintf("index %s has %d running pods %v", ix, len(names), slices.Sorted(maps.Keys(names)))] = true
 				}
 			}
 			for what, since := range bad {

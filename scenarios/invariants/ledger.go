@@ -60,16 +60,16 @@ var Ledger = Invariant{
 		var job *batchv1.Job
 		var last timeline.Entry
 		withSuccess := goneWithSuccess(ctx, t)
+		live := map[types.UID]bool{} // the ledger's pods not terminal, as of now
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			if after.job == nil {
 				return
 			}
 			job, last = after.job, e
 			if e.Kind == "Job" {
-				failing := hasCond(job.Status, batchv1.JobFailureTarget) != nil || hasCond(job.Status, batchv1.JobFailed) != nil
-				for uid, p := range after.pods {
-					if l := pods[uid]; l != nil && !podTerminal(p) {
-						l.liveAtFailure = l.liveAtFailure || failing
+				if hasCond(job.Status, batchv1.JobFailureTarget) != nil || hasCond(job.Status, batchv1.JobFailed) != nil {
+					for uid := range live {
+						pods[uid].liveAtFailure = true
 					}
 				}
 				return
@@ -99,6 +99,11 @@ var Ledger = Invariant{
 			}
 			if p.Status.Phase != "" {
 				l.phase = p.Status.Phase
+			}
+			if e.Type == timeline.Deleted || podTerminal(p) {
+				delete(live, p.UID)
+			} else {
+				live[p.UID] = true
 			}
 			l.liveAtSuccess = withSuccess[p.UID]
 		})

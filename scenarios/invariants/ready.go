@@ -44,19 +44,15 @@ var ReadyFollows = Invariant{
 			job   *batchv1.Job
 		}
 		var podSamples, jobSamples []sample
-		replay(ctx, t, func(e timeline.Entry, _, after *world) {
+		owned := ownedCount{pred: podReady}
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			n := owned.update(e, before, after)
 			if after.job == nil {
 				return
 			}
 			if e.Kind == "Job" {
 				jobSamples = append(jobSamples, sample{e, ptr.Deref(after.job.Status.Ready, 0), after.job})
 				return
-			}
-			n := int32(0)
-			for _, p := range after.podsOf(after.job.UID) {
-				if podReady(p) {
-					n++
-				}
 			}
 			if len(podSamples) == 0 || podSamples[len(podSamples)-1].ready != n {
 				podSamples = append(podSamples, sample{e, n, after.job})

@@ -116,15 +116,11 @@ func settledCount(ctx Context, t timeline.Timeline, window time.Duration, name, 
 		job   *batchv1.Job
 	}
 	var states []state
-	replay(ctx, t, func(e timeline.Entry, _, after *world) {
+	owned := ownedCount{pred: counts}
+	replay(ctx, t, func(e timeline.Entry, before, after *world) {
+		n := owned.update(e, before, after)
 		if after.job == nil || after.job.DeletionTimestamp != nil {
 			return // a Job being deleted owes no status
-		}
-		n := int32(0)
-		for _, p := range after.podsOf(after.job.UID) {
-			if counts(p) {
-				n++
-			}
 		}
 		states = append(states, state{e, n, after.job})
 	})

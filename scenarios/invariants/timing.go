@@ -61,7 +61,9 @@ var ReplacementTiming = Invariant{
 		failures := 0                    // every failure of the Job so far
 		var lastFailure time.Time        // the latest of them
 		var jobSpec *batchv1.JobSpec
+		byIndex := podsByIndex{} // before's pods by completion index
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			defer byIndex.apply(e)
 			if after.job == nil {
 				return
 			}
@@ -98,8 +100,8 @@ var ReplacementTiming = Invariant{
 				}
 				// Indexed: not before the predecessor is replaceable.
 				if ix := indexOf(p); ix != "" {
-					for _, q := range before.podsOf(j.UID) {
-						if indexOf(q) == ix && !podTerminal(q) && q.DeletionTimestamp == nil {
+					for _, q := range byIndex.of(before, ix, j.UID) {
+						if !podTerminal(q) && q.DeletionTimestamp == nil {
 							out = append(out, violation("replacement-timing", e, "pod %s of index %s created while %s of that index runs and is not being deleted", p.Name, ix, q.Name))
 						}
 					}
