@@ -29,7 +29,7 @@ Usage:
   jobconform list    [--scenarios DIR]...       list the scenarios a run would use
   jobconform schema                             print the JSON Schema of scenario files
   jobconform reference-controller [flags]       run the reference Job controller (e.g. as an external controller)
-  jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries
+  jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries (--kueue V: Kueue's too)
   jobconform cluster [flags]                    run a local cluster until interrupted
   jobconform report  --out DIR REPORT.json...   write report.html and summary.md from Ginkgo JSON reports
   jobconform matrix  [--out F] REPORT.json...  the release × feature matrix of runs (Markdown);
@@ -133,8 +133,23 @@ func build(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("build", flag.ContinueOnError)
 	o := versionsFlag(fs, "Kubernetes release to build")
 	kubelet := fs.Bool("kubelet", false, "build the kubelet too (for kubelet nodes)")
+	kueue := fs.String("kueue", "", "build Kueue's manager of this release too and keep its CRDs (\"default\": "+k8sbin.KueueVersion+"; MultiKueue, issue #31)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
+	}
+	if *kueue != "" {
+		v := *kueue
+		if v == "default" {
+			v = ""
+		}
+		set, err := (&k8sbin.Builder{Progress: os.Stderr}).EnsureKueue(ctx, v)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "Kueue %s:\n  %-24s %s\n  %-24s %s\n", set.Version, "manager", set.Manager, "CRDs", set.CRDDir)
+		if len(o.Run.Versions) == 0 {
+			return nil
+		}
 	}
 	versions := o.Run.Versions
 	if len(versions) == 0 {
