@@ -59,12 +59,20 @@ func Timeline(r Run) string {
 	}
 	f := newFrame(r.Events)
 	pods, byPod := podEvents(r.Events)
+	compact := len(pods) > maxLanes
 	f.chartTop = 30 + laneHeight*len(pods) + 20
+	if compact {
+		f.chartTop = 30 + bandHeight + 20
+	}
 	height := f.chartTop + chartH + 40
 	fmt.Fprintf(&f.b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="timeline of %s">`,
 		svgWidth, height, svgWidth, height, html.EscapeString(r.Scenario))
 	f.axis()
-	f.podLanes(pods, byPod)
+	if compact {
+		f.podBand(r.Events, len(pods))
+	} else {
+		f.podLanes(pods, byPod)
+	}
 	f.conditions(f.counters(r.Events))
 	f.versionBands(r.Chaos)
 	f.chaos(r.Chaos)
@@ -164,6 +172,77 @@ func (f *frame) podLanes(pods []string, byPod map[string][]Event) {
 			fmt.Fprintf(&f.b, `<rect class="pod-state %s" x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s %s from %s</title></rect>`,
 				st, f.x(e.Time), y+2, max(f.x(end)-f.x(e.Time), 0.8), laneHeight-4, colourOf(st), html.EscapeString(name), st, e.Time.Format("15:04:05.000"))
 		}
+	}
+}
+
+// A Job of more than maxLanes pods is drawn as how many of its pods are in
+// each state over time, in bandBins columns: a lane per pod would make a
+// 10,000-pod timeline tens of thousands of shapes, too many for a browser.
+const (
+	maxLanes   = 200
+	bandHeight = 120
+	bandBins   = 240
+)
+
+// podBand draws the pods' states as stacked columns, one per time bin: the
+// pods in each state at the bin's end.
+func (f *frame) podBand(events []Event, pods int) {
+	evs := make([]Event, 0, len(events))
+	for _, e := range events {
+		if e.Kind == "Pod" {
+			evs = append(evs, e)
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
+	state := map[string]string{} // pod → its state now
+	counts := map[string]int{}
+	cols := make([]map[string]int, bandBins)
+	peak, next := 1, 0
+	for b := range bandBins {
+		end := f.t0.Add(time.Duration(float64(b+1) / bandBins * f.span * float64(time.Second)))
+		for ; next < len(evs) && !evs[next].Time.After(end); next++ {
+			e := evs[next]
+			if old, ok := state[e.Name]; ok {
+				counts[old]--
+			}
+			if e.Type == "DELETED" {
+				delete(state, e.Name)
+				continue
+			}
+			st := podState(e)
+			state[e.Name] = st
+			counts[st]++
+		}
+		cols[b] = map[string]int{}
+		for st, n := range counts {
+			cols[b][st] = n
+		}
+		peak = max(peak, len(state))
+	}
+	fmt.Fprintf(&f.b, `<text x="4" y="42" font-size="11" fill="#222">%d pods</text>`, pods)
+	fmt.Fprintf(&f.b, `<text x="4" y="56" font-size="10" fill="#666">(at most %d at once;</text>`, peak)
+	fmt.Fprintf(&f.b, `<text x="4" y="68" font-size="10" fill="#666">by state, stacked)</text>`)
+	w := (svgWidth - labelWidth - 20) / float64(bandBins)
+	for b, col := range cols {
+		x := labelWidth + w*float64(b)
+		y := float64(30 + bandHeight)
+		var title []string
+		var rects strings.Builder
+		for _, sc := range stateColours {
+			n := col[sc.State]
+			if n <= 0 {
+				continue
+			}
+			h := float64(bandHeight) * float64(n) / float64(peak)
+			y -= h
+			fmt.Fprintf(&rects, `<rect class="pod-band %s" x="%.1f" y="%.1f" width="%.2f" height="%.1f" fill="%s"/>`, sc.State, x, y, w, h, sc.Colour)
+			title = append(title, fmt.Sprintf("%d %s", n, sc.State))
+		}
+		if rects.Len() == 0 {
+			continue
+		}
+		at := f.t0.Add(time.Duration(float64(b+1) / bandBins * f.span * float64(time.Second)))
+		fmt.Fprintf(&f.b, `<g><title>%s: %s</title>%s</g>`, at.Format("15:04:05.000"), strings.Join(title, ", "), rects.String())
 	}
 }
 

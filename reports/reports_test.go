@@ -3,9 +3,11 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -246,5 +248,37 @@ func TestTimelineDrawsVersionBands(t *testing.T) {
 	x1, _ := strconv.ParseFloat(bands[1][1], 64)
 	if x1 <= x0 {
 		t.Errorf("the second band starts at %.1f, not after the first (%.1f)", x1, x0)
+	}
+}
+
+// A Job of thousands of pods is drawn as stacked columns of pod states, not a
+// lane per pod: its timeline stays small enough for a browser.
+func TestTimelineCompactForLargeJobs(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+	var evs []Event
+	const n = 10000
+	for i := range n {
+		name := fmt.Sprintf("job-%d", i)
+		at := t0.Add(time.Duration(i) * time.Millisecond)
+		evs = append(evs, Event{Time: at, Type: "ADDED", Kind: "Pod", Name: name, Phase: "Pending"},
+			Event{Time: at.Add(time.Second), Type: "MODIFIED", Kind: "Pod", Name: name, Phase: "Running"},
+			Event{Time: at.Add(20 * time.Second), Type: "MODIFIED", Kind: "Pod", Name: name, Phase: "Succeeded"})
+	}
+	evs = append(evs, Event{Time: t0.Add(40 * time.Second), Type: "MODIFIED", Kind: "Job", Name: "job", Succeeded: n, Conditions: []string{"Complete"}})
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
+	svg := Timeline(Run{Scenario: "large", Events: evs})
+	if strings.Contains(svg, `class="pod-state`) || !strings.Contains(svg, `class="pod-band running"`) {
+		t.Fatal("a 10,000-pod Job drawn with a lane per pod")
+	}
+	t.Logf("%d bytes", len(svg))
+	if len(svg) > 300_000 {
+		t.Errorf("the timeline of 10,000 pods is %d bytes", len(svg))
+	}
+	if !strings.Contains(svg, ": 10000 succeeded</title>") || !strings.Contains(svg, "10000 pods") {
+		t.Errorf("the last column does not count every pod succeeded:\n%.2000s", svg)
+	}
+	// A small Job keeps its lanes.
+	if small := Timeline(Run{Scenario: "small", Events: evs[:6]}); !strings.Contains(small, `class="pod-state`) {
+		t.Error("a small Job lost its pod lanes")
 	}
 }
