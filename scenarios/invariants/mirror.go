@@ -1,0 +1,164 @@
+package invariants
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// Mirroring: a dispatcher such as Kueue's MultiKueue runs a copy of the
+// manager cluster's Job on a worker cluster and copies the copy's status
+// back (issue #31). CheckMirror judges the copying from the two clusters'
+// recordings, made on one clock.
+
+// MirrorAheadSlack is how far the manager's recording may run ahead of the
+// worker's: two watches in one process need not deliver in causal order.
+var MirrorAheadSlack = time.Second
+
+// MirrorResult is CheckMirror's verdict.
+type MirrorResult struct {
+	// Lags are, for each distinct status of the worker's Job, how long it
+	// took to show on the manager's Job (itself or a later one of the
+	// worker's: a dispatcher may copy the newest status only).
+	Lags       []time.Duration
+	Violations []Violation
+}
+
+// mirrored is the part of a Job's status a dispatcher copies.
+type mirrored struct {
+	active, ready, terminating, succeeded, failed int32
+	completedIndexes, failedIndexes              string
+	conditions                                   string // True conditions: type/reason, sorted
+}
+
+func mirroredOf(s batchv1.JobStatus) mirrored {
+	var conds []string
+	for _, c := range s.Conditions {
+		if c.Status == "True" {
+			conds = append(conds, string(c.Type)+"/"+c.Reason)
+		}
+	}
+	slices.Sort(conds)
+	return mirrored{active: s.Active, ready: ptr.Deref(s.Ready, 0), terminating: ptr.Deref(s.Terminating, 0),
+		succeeded: s.Succeeded, failed: s.Failed, completedIndexes: s.CompletedIndexes,
+		failedIndexes: ptr.Deref(s.FailedIndexes, ""), conditions: strings.Join(conds, ",")}
+}
+
+func (m mirrored) String() string {
+	return fmt.Sprintf("active=%d ready=%d terminating=%d succeeded=%d failed=%d completedIndexes=%q failedIndexes=%q conditions=[%s]",
+		m.active, m.ready, m.terminating, m.succeeded, m.failed, m.completedIndexes, m.failedIndexes, m.conditions)
+}
+
+type mirrorState struct {
+	e timeline.Entry
+	m mirrored
+}
+
+// distinctStatuses are the Job's statuses in the order recorded, each
+// once (consecutive repeats dropped).
+func distinctStatuses(t timeline.Timeline, job string) []mirrorState {
+	var out []mirrorState
+	for _, e := range t {
+		if e.Kind != "Job" || e.Name != job || e.Type == timeline.Deleted {
+			continue
+		}
+		m := mirroredOf(e.Job().Status)
+		if len(out) > 0 && out[len(out)-1].m == m {
+			continue
+		}
+		out = append(out, mirrorState{e, m})
+	}
+	return out
+}
+
+// CheckMirror judges the manager's Job job against the worker's copy (of
+// the same name): every distinct status of the copy shows on the manager's
+// Job within bound (itself, or a later status of the copy's), in the copy's
+// order; the manager never shows a status the copy has not had; and its
+// succeeded and failed never run ahead of the copy's (beyond
+// MirrorAheadSlack). The manager's status before the copy's first is not
+// judged (the dispatcher has not created the copy yet).
+func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Duration, end time.Time) MirrorResult {
+	var r MirrorResult
+	mgr, wrk := distinctStatuses(manager, job), distinctStatuses(worker, job)
+	if len(wrk) == 0 {
+		return r
+	}
+	index := map[mirrored][]int{} // a status → where the copy had it
+	for i, w := range wrk {
+		index[w.m] = append(index[w.m], i)
+	}
+	shown := make([]time.Time, len(wrk)) // when each copy status (or a later one) first showed
+	last := -1                           // the latest copy status the manager has shown
+	for _, s := range mgr {
+		if s.m == (mirrored{}) && last < 0 {
+			continue // the manager's Job before anything was copied
+		}
+		if w := latestBy(wrk, s.e.Time.Add(MirrorAheadSlack)); w == nil || s.m.succeeded > w.m.succeeded || s.m.failed > w.m.failed {
+			var ws, wf int32
+			if w != nil {
+				ws, wf = w.m.succeeded, w.m.failed
+			}
+			if s.m.succeeded > ws || s.m.failed > wf {
+				r.Violations = append(r.Violations, violation("mirror-counters", s.e, "the manager's Job counts succeeded=%d failed=%d, ahead of the worker's copy (succeeded=%d failed=%d)",
+					s.m.succeeded, s.m.failed, ws, wf))
+			}
+		}
+		// The earliest copy status after last that equals this one and had
+		// been recorded by then (with slack).
+		next := -1
+		for _, i := range index[s.m] {
+			if i >= max(last, 0) && !wrk[i].e.Time.After(s.e.Time.Add(MirrorAheadSlack)) {
+				next = i
+				break
+			}
+		}
+		switch {
+		case next < 0 && slices.ContainsFunc(index[s.m], func(i int) bool { return i < last }):
+			r.Violations = append(r.Violations, violation("mirror-order", s.e, "the manager's Job went back to an older status of the worker's copy: %s", s.m))
+			continue
+		case next < 0:
+			r.Violations = append(r.Violations, violation("mirror-faithful", s.e, "the manager's Job shows a status the worker's copy never had by then: %s", s.m))
+			continue
+		}
+		for i := max(last+1, 0); i <= next; i++ {
+			if shown[i].IsZero() {
+				shown[i] = s.e.Time
+			}
+		}
+		last = max(last, next)
+	}
+	for i, w := range wrk {
+		switch {
+		case !shown[i].IsZero():
+			lag := max(shown[i].Sub(w.e.Time), 0)
+			r.Lags = append(r.Lags, lag)
+			if lag > bound {
+				r.Violations = append(r.Violations, violation("mirror-lag", w.e, "the worker's copy's status took %s to reach the manager's Job (bound %s): %s",
+					lag.Round(100*time.Millisecond), bound, w.m))
+			}
+		case end.Sub(w.e.Time) > bound:
+			r.Violations = append(r.Violations, violation("mirror-lag", w.e, "the worker's copy's status never reached the manager's Job (%s to the end): %s",
+				end.Sub(w.e.Time).Round(100*time.Millisecond), w.m))
+		}
+	}
+	return r
+}
+
+// latestBy is the last status recorded at or before t, or nil.
+func latestBy(states []mirrorState, t time.Time) *mirrorState {
+	var out *mirrorState
+	for i := range states {
+		if states[i].e.Time.After(t) {
+			break
+		}
+		out = &states[i]
+	}
+	return out
+}

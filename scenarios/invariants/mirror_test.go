@@ -1,0 +1,68 @@
+package invariants
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+var mirrorT0 = time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+
+// statuses makes a Job timeline: each status at its offset from mirrorT0.
+func statuses(at ...any) timeline.Timeline {
+	var t timeline.Timeline
+	for i := 0; i < len(at); i += 2 {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "job"}, Status: at[i+1].(batchv1.JobStatus)}
+		t = append(t, timeline.Entry{Seq: len(t), Time: mirrorT0.Add(at[i].(time.Duration)), Type: timeline.Modified, Kind: "Job", Name: "job", Object: j})
+	}
+	return t
+}
+
+func TestCheckMirror(t *testing.T) {
+	running := batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1)}
+	terminating := batchv1.JobStatus{Terminating: ptr.To[int32](1), Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "PodFailurePolicy"}}}
+	failed := batchv1.JobStatus{Failed: 1, Terminating: ptr.To[int32](0), Conditions: []batchv1.JobCondition{
+		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "PodFailurePolicy"},
+		{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "PodFailurePolicy"}}}
+	s := time.Second
+	worker := statuses(1*s, running, 5*s, terminating, 9*s, failed)
+	end := mirrorT0.Add(30 * s)
+
+	ok := CheckMirror(statuses(0*s, batchv1.JobStatus{}, 2*s, running, 6*s, terminating, 11*s, failed), worker, "job", 5*s, end)
+	if len(ok.Violations) > 0 || len(ok.Lags) != 3 || ok.Lags[0] != s || ok.Lags[2] != 2*s {
+		t.Fatalf("a faithful copy: %+v", ok)
+	}
+	// Copying only the newest status is fine: the skipped one counts as
+	// shown when the later one is.
+	skip := CheckMirror(statuses(2*s, running, 10*s, failed), worker, "job", 6*s, end)
+	if len(skip.Violations) > 0 || skip.Lags[1] != 5*s {
+		t.Fatalf("a coalescing copy: %+v", skip)
+	}
+	expect := func(r MirrorResult, want string) {
+		t.Helper()
+		for _, v := range r.Violations {
+			if strings.Contains(v.String(), want) {
+				return
+			}
+		}
+		t.Errorf("no violation mentions %q: %v", want, r.Violations)
+	}
+	// A dispatcher that never copies terminating.
+	noTerminating := terminating
+	noTerminating.Terminating = nil
+	expect(CheckMirror(statuses(2*s, running, 6*s, noTerminating, 11*s, failed), worker, "job", 5*s, end), "mirror-faithful")
+	// Too late, or never.
+	expect(CheckMirror(statuses(2*s, running, 20*s, failed), worker, "job", 5*s, end), "took 11s to reach")
+	expect(CheckMirror(statuses(2*s, running, 6*s, terminating), worker, "job", 5*s, end), "never reached the manager's Job")
+	// Back to an older status.
+	expect(CheckMirror(statuses(2*s, running, 6*s, terminating, 7*s, running, 11*s, failed), worker, "job", 5*s, end), "mirror-order")
+	// Counters ahead of the copy's.
+	expect(CheckMirror(statuses(2*s, running, 3*s, failed), worker, "job", 5*s, end), "mirror-counters")
+}
