@@ -33,8 +33,8 @@ type MirrorResult struct {
 // mirrored is the part of a Job's status a dispatcher copies.
 type mirrored struct {
 	active, ready, terminating, succeeded, failed int32
-	completedIndexes, failedIndexes              string
-	conditions                                   string // True conditions: type/reason, sorted
+	completedIndexes, failedIndexes               string
+	conditions                                    string // True conditions: type/reason, sorted
 }
 
 func mirroredOf(s batchv1.JobStatus) mirrored {
