@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/jobconform/jobconform/internal/apiaudit"
 	"github.com/jobconform/jobconform/internal/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/internal/cluster/internal/provider"
 	"github.com/jobconform/jobconform/internal/k8sbin"
@@ -88,6 +89,10 @@ type Config struct {
 	// NodeKind is what plays the nodes: NodesKwok (default) or NodesKubelet,
 	// real kubelets on containerd (one node per group).
 	NodeKind string
+	// AuditUsers, when set, are the users whose requests the apiserver logs
+	// (Metadata level, JSON lines) to AuditLog: which client made how many
+	// requests (internal/apiaudit).
+	AuditUsers []string
 }
 
 // The kinds of node a local cluster can have.
@@ -369,6 +374,15 @@ func (c *Cluster) prepare() error {
 	if err := c.pki.generate(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
+	if len(c.cfg.AuditUsers) > 0 {
+		policy, err := apiaudit.Policy(c.cfg.AuditUsers)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(c.stateDir, auditPolicyFile), policy, 0o644); err != nil {
+			return fmt.Errorf("audit policy: %w", err)
+		}
+	}
 	// Every port of the cluster, kubelets' included, claimed until Stop
 	// (package ports): no other cluster or outgoing connection can take one.
 	n := 5
@@ -499,6 +513,19 @@ func KubeletNodeName(g int) string { return "kubelet-" + groupName(g) }
 
 // NodeKind is what plays the cluster's nodes (NodesKwok or NodesKubelet).
 func (c *Cluster) NodeKind() string { return c.cfg.NodeKind }
+
+// auditPolicyFile is the audit policy's name in the state directory.
+const auditPolicyFile = "audit-policy.yaml"
+
+// AuditLog is where the apiserver logs the requests of Config.AuditUsers
+// (JSON lines, beside the component logs; kept after Stop). Empty when
+// none were given.
+func (c *Cluster) AuditLog() string {
+	if len(c.cfg.AuditUsers) == 0 {
+		return ""
+	}
+	return filepath.Join(c.cfg.LogDir, "kube-apiserver-audit.log")
+}
 
 // NodeGroups is the number of node groups.
 func (c *Cluster) NodeGroups() int { return c.cfg.NodeGroups }

@@ -201,6 +201,10 @@ func (c *Cluster) args(comp Component, st componentState) []string {
 			"--shutdown-watch-termination-grace-period=5s",
 			"--cert-dir="+filepath.Join(c.stateDir, "apiserver"),
 		)
+		if len(c.cfg.AuditUsers) > 0 {
+			a = append(a, "--audit-policy-file="+filepath.Join(c.stateDir, auditPolicyFile), "--audit-log-path="+c.AuditLog(),
+				"--audit-log-format=json", "--audit-log-maxbackup=0")
+		}
 	case ControllerManager:
 		a = append(c.controlLoopArgs(serving, "kube-controller-manager.kubeconfig"),
 			"--client-ca-file="+pk(caCert),

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/internal/apiaudit"
 	"github.com/jobconform/jobconform/internal/cluster/internal/local"
 	"github.com/jobconform/jobconform/internal/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/internal/k8sbin"
@@ -83,7 +84,8 @@ var _ = Describe("local provider", func() {
 				)
 				BeforeAll(func(ctx SpecContext) {
 					var err error
-					c, err = local.Start(ctx, local.Config{Version: v, Progress: GinkgoWriter, KwokStages: pods.KwokStages(), NodeKind: kind})
+					c, err = local.Start(ctx, local.Config{Version: v, Progress: GinkgoWriter, KwokStages: pods.KwokStages(), NodeKind: kind,
+						AuditUsers: []string{jobControllerUser, "jobconform-admin"}})
 					if errors.Is(err, kubeletnode.ErrCannotRun) {
 						Skip(err.Error())
 					}
@@ -418,6 +420,22 @@ var _ = Describe("local provider", func() {
 					}
 				})
 
+				It("logs the requests of the audited users only (apiaudit)", func() {
+					f, err := os.Open(c.AuditLog())
+					Expect(err).NotTo(HaveOccurred())
+					defer f.Close()
+					counts, err := apiaudit.Count(f)
+					Expect(err).NotTo(HaveOccurred())
+					// The specs above created Jobs as the admin, and the
+					// built-in controller their pods.
+					Expect(counts[apiaudit.Key{User: "jobconform-admin", Verb: "create", Resource: "jobs"}]).To(BeNumerically(">", 0))
+					Expect(counts[apiaudit.Key{User: jobControllerUser, Verb: "create", Resource: "pods"}]).To(BeNumerically(">", 0))
+					Expect(counts[apiaudit.Key{User: jobControllerUser, Verb: "update", Resource: "jobs/status"}]).To(BeNumerically(">", 0))
+					for _, k := range counts.Keys() {
+						Expect(k.User).To(BeElementOf(jobControllerUser, "jobconform-admin"))
+					}
+				})
+
 				// Last of the Ordered specs: each apiserver restart here costs ~13s of
 				// downtime, and enough of it in a row lets node leases expire.
 				It("runs the apiserver as the previous minor (--emulated-version, KEP-4330) and back", func(ctx SpecContext) {
@@ -440,6 +458,10 @@ var _ = Describe("local provider", func() {
 		}
 	}
 })
+
+// jobControllerUser is who the built-in Job controller acts as
+// (--use-service-account-credentials).
+const jobControllerUser = "system:serviceaccount:kube-system:job-controller"
 
 // backoff is the built-in controller's delay before replacing a first failed
 // pod (DefaultJobPodFailureBackOff); API timestamps round it by up to a second.
