@@ -67,6 +67,7 @@ const (
 	FaultStaleIndexFailureCount  Fault = "stale-index-failure-count"
 	FaultFinishedMetricAtTarget  Fault = "finished-metric-at-target"
 	FaultStartSuspendedOnRestart Fault = "start-suspended-on-restart"
+	FaultReleaseFailedAtOnce     Fault = "release-failed-at-once"
 )
 
 // Catalog says what each fault breaks.
@@ -119,6 +120,7 @@ var Catalog = map[Fault]string{
 	FaultStaleIndexFailureCount:  "writes job-index-failure-count 0 on every pod (the annotation never counts the index's failures)",
 	FaultFinishedMetricAtTarget:  "counts a Job as finished in job_controller_jobs_finished_total at FailureTarget or SuccessCriteriaMet too (twice in all)",
 	FaultStartSuspendedOnRestart: "after a restart, creates pods for the suspended Jobs it finds (spec.suspend is honoured only for Jobs created since it started)",
+	FaultReleaseFailedAtOnce:     "with backoffLimitPerIndex, removes a failed pod's tracking finalizer at once instead of keeping it until the index's replacement exists",
 	FaultStaleTemplate:           "creates pods from the pod template as it first saw it, ignoring changes made while the Job was suspended",
 	FaultWorkQueueRefill:         "keeps a work-queue Job (no completions) at parallelism after a pod has succeeded",
 	FaultNoReleaseOnDeletion:     "keeps the tracking finalizer on the pods of a Job that is gone (they stay Terminating)",

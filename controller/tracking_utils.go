@@ -163,7 +163,8 @@ func (c *Controller) podsToUnfinalize(st *syncState) (toUnfinalize []*corev1.Pod
 		if !(job.DeletionTimestamp != nil || st.finished != nil || p.Status.Phase == corev1.PodSucceeded || failed) {
 			continue
 		}
-		if job.DeletionTimestamp == nil && st.finished == nil && p.Status.Phase != corev1.PodSucceeded && st.delayed[completionIndex(p)] == p {
+		if job.DeletionTimestamp == nil && st.finished == nil && p.Status.Phase != corev1.PodSucceeded && st.delayed[completionIndex(p)] == p &&
+			!c.opts.Faults.Has(FaultReleaseFailedAtOnce) {
 			continue
 		}
 		if c.opts.Faults.Has(FaultKeepFinalizers) && st.finished != nil && p.Status.Phase != corev1.PodSucceeded && !failed {

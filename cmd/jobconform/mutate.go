@@ -74,6 +74,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultStaleIndexFailureCount:  "backoffPerIndex",
 	controller.FaultFinishedMetricAtTarget:  "metrics",
 	controller.FaultStartSuspendedOnRestart: chaosPrefix + "suspend",
+	controller.FaultReleaseFailedAtOnce:     "backoffPerIndex",
 }
 
 // chaosPrefix marks a label filter of the chaos suite's scenarios: the

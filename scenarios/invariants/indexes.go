@@ -207,3 +207,66 @@ func ignoredNote(n int) string {
 	}
 	return ""
 }
+
+// FailedKeptUntilReplaced: with backoffLimitPerIndex, the latest failed pod
+// of an index that will be retried keeps the tracking finalizer until its
+// replacement exists: the replacement takes its failure count from it
+// (v1.36.3 and v1.37.1: getPodsWithDelayedDeletionPerIndex, canRemoveFinalizer;
+// upstream's TestBackoffLimitPerIndex_DelayedPodDeletion). Not judged once
+// the index has succeeded or failed, the Job is finishing, suspended or
+// deleted, for an index outside completions, or near a restart.
+var FailedKeptUntilReplaced = Invariant{
+	Name:        "failed-kept-until-replaced",
+	Description: "with backoffLimitPerIndex, an index's latest failed pod keeps the tracking finalizer until its replacement exists",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if ctx.Finalizer == "" {
+			return nil
+		}
+		var out []Violation
+		failedAt := map[types.UID]uint64{} // when each pod first counted as failed (revision)
+		lastAdded := map[string]uint64{}   // index → revision of its latest pod's creation
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			j := before.job
+			if e.Kind != "Pod" || j == nil || !isIndexedJob(j) || j.Spec.BackoffLimitPerIndex == nil {
+				return
+			}
+			p := e.Pod()
+			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID {
+				return
+			}
+			ix := indexOf(p)
+			old, known := before.pods[p.UID]
+			if e.Type == timeline.Added && !known {
+				lastAdded[ix] = max(lastAdded[ix], e.Revision())
+			}
+			if _, ok := failedAt[p.UID]; !ok && countsAsFailed(p, j) {
+				failedAt[p.UID] = e.Revision()
+			}
+			if !known || !hasFinalizer(old, ctx.Finalizer) || hasFinalizer(p, ctx.Finalizer) || !countsAsFailed(p, j) {
+				return
+			}
+			if !countsAsFailed(old, j) {
+				return // its failure and its release seen at once (a relist): when it failed is unknown
+			}
+			// p's finalizer went now: was it owed to a replacement still?
+			n, err := strconv.Atoi(ix)
+			if err != nil || n >= int(ptr.Deref(j.Spec.Completions, 0)) || j.DeletionTimestamp != nil || ptr.Deref(j.Spec.Suspend, false) ||
+				!replacing(j) || inIndexList(j.Status.CompletedIndexes, n) || inIndexList(ptr.Deref(j.Status.FailedIndexes, ""), n) ||
+				disturbed(ctx, e.Time) || lastAdded[ix] > failedAt[p.UID] {
+				return
+			}
+			for _, q := range before.pods {
+				if q.UID != p.UID && indexOf(q) == ix && countsAsFailed(q, j) && absoluteFailures(q) > absoluteFailures(p) {
+					return // not the index's latest failure
+				}
+			}
+			out = append(out, violation("failed-kept-until-replaced", e, "pod %s, the latest failure of index %s, lost %s before a replacement of the index existed", p.Name, ix, ctx.Finalizer))
+		})
+		return out
+	},
+}
+
+// absoluteFailures is a pod's index failures, counted and ignored.
+func absoluteFailures(p *corev1.Pod) int {
+	return failureCount(p, batchv1.JobIndexFailureCountAnnotation) + failureCount(p, batchv1.JobIndexIgnoredFailureCountAnnotation)
+}

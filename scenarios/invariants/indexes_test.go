@@ -80,3 +80,34 @@ func TestIndexFailureCount(t *testing.T) {
 	})
 	expectOK(t, IndexFailureCount, ctx, ignored)
 }
+
+func TestFailedKeptUntilReplaced(t *testing.T) {
+	ctx := Context{Job: "j", Finalizer: fin}
+	perIndex := func(j *batchv1.Job) { indexedJob(2)(j); j.Spec.BackoffLimitPerIndex = ptr.To[int32](2) }
+	count := func(ix, n string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			withIndex(ix)(p)
+			p.Annotations[batchv1.JobIndexFailureCountAnnotation] = n
+		}
+	}
+	// Replacement first, then the failed pod's finalizer: right.
+	ok := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", failed).pod("b", count("1", "1")).pod("a", unfinalized)
+	expectOK(t, FailedKeptUntilReplaced, ctx, ok)
+	// Released before any replacement: wrong.
+	early := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", failed).pod("a", unfinalized).pod("b", count("1", "1"))
+	expectViolation(t, FailedKeptUntilReplaced, ctx, early, "pod a, the latest failure of index 1, lost")
+	// Released because the index failed (failedIndexes written first): right.
+	gaveUp := newBuilder(perIndex).pod("a", count("1", "2")).pod("a", failed).
+		status(func(s *batchv1.JobStatus) { s.FailedIndexes = ptr.To("1") }).pod("a", unfinalized)
+	expectOK(t, FailedKeptUntilReplaced, ctx, gaveUp)
+	// Released while the Job fails: right.
+	failing := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", failed).
+		status(func(s *batchv1.JobStatus) { s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")} }).pod("a", unfinalized)
+	expectOK(t, FailedKeptUntilReplaced, ctx, failing)
+	// An older failure of the index may go at once.
+	older := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", failed).pod("b", count("1", "1")).pod("b", failed).pod("a", unfinalized)
+	expectOK(t, FailedKeptUntilReplaced, ctx, older)
+	// Without backoffLimitPerIndex there is nothing to keep.
+	plain := newBuilder(indexedJob(2)).pod("a", withIndex("1")).pod("a", failed).pod("a", unfinalized)
+	expectOK(t, FailedKeptUntilReplaced, ctx, plain)
+}

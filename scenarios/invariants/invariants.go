@@ -188,6 +188,7 @@ var All = []Invariant{
 	Adoption,
 	IndexesValid,
 	IndexFailureCount,
+	FailedKeptUntilReplaced,
 	MetricsAgree,
 	Ledger,
 }
