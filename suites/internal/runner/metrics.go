@@ -36,10 +36,11 @@ type metricsRun struct {
 	before  map[string]float64
 }
 
-// startMetrics waits until no Job of controller c outside ns is unfinished
-// (they would move the counters), then reads them. skip says why the
-// metrics are not judged ("" when they are); err is a harness error.
-func startMetrics(ctx context.Context, client kubernetes.Interface, ns string, c Controller, read func(context.Context) (string, error)) (m *metricsRun, skip string, err error) {
+// startMetrics waits until no Job of controller c is unfinished (it would
+// move the counters), then reads them; the scenario's Job is created next.
+// skip says why the metrics are not judged ("" when they are); err is a
+// harness error.
+func startMetrics(ctx context.Context, client kubernetes.Interface, c Controller, read func(context.Context) (string, error)) (m *metricsRun, skip string, err error) {
 	if read == nil {
 		return nil, fmt.Sprintf("metrics-agree not judged: %v (no reader for %s's)", ErrNoMetrics, c.Name), nil
 	}
@@ -55,7 +56,7 @@ func startMetrics(ctx context.Context, client kubernetes.Interface, ns string, c
 		}
 		busy = ""
 		for _, j := range jobs.Items {
-			if j.Namespace != ns && managedByName(&j) == m.manager && !finished(&j) {
+			if managedByName(&j) == m.manager && !finished(&j) {
 				busy = j.Namespace + "/" + j.Name
 				return false, nil
 			}

@@ -173,6 +173,17 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		r.Skipped = fmt.Sprintf("scenario runs on %s nodes only", s.Nodes)
 		return r
 	}
+	// The counters are read first, before the scenario's time starts: the
+	// wait for the others' Jobs to finish is not the scenario's.
+	var metrics *metricsRun
+	var metricsSkip string
+	if s.Metrics {
+		var err error
+		if metrics, metricsSkip, err = startMetrics(ctx, client, c, o.Metrics); err != nil {
+			r.Err = err
+			return r
+		}
+	}
 	timeout := s.Timeout.Duration
 	if timeout == 0 {
 		timeout = 3 * time.Minute
@@ -202,14 +213,6 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	if err != nil {
 		r.Err = err
 		return r
-	}
-	var metrics *metricsRun
-	var metricsSkip string
-	if s.Metrics {
-		if metrics, metricsSkip, err = startMetrics(ctx, client, ns, c, o.Metrics); err != nil {
-			r.Err = err
-			return r
-		}
 	}
 	created, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 	if err != nil {
