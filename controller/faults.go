@@ -68,6 +68,7 @@ const (
 	FaultFinishedMetricAtTarget  Fault = "finished-metric-at-target"
 	FaultStartSuspendedOnRestart Fault = "start-suspended-on-restart"
 	FaultReleaseFailedAtOnce     Fault = "release-failed-at-once"
+	FaultRemoveReadyFirst        Fault = "remove-ready-first"
 )
 
 // Catalog says what each fault breaks.
@@ -121,6 +122,7 @@ var Catalog = map[Fault]string{
 	FaultFinishedMetricAtTarget:  "counts a Job as finished in job_controller_jobs_finished_total at FailureTarget or SuccessCriteriaMet too (twice in all)",
 	FaultStartSuspendedOnRestart: "after a restart, creates pods for the suspended Jobs it finds (spec.suspend is honoured only for Jobs created since it started)",
 	FaultReleaseFailedAtOnce:     "with backoffLimitPerIndex, removes a failed pod's tracking finalizer at once instead of keeping it until the index's replacement exists",
+	FaultRemoveReadyFirst:        "removes surplus pods most advanced first (ready before not ready, running before pending)",
 	FaultStaleTemplate:           "creates pods from the pod template as it first saw it, ignoring changes made while the Job was suspended",
 	FaultWorkQueueRefill:         "keeps a work-queue Job (no completions) at parallelism after a pod has succeeded",
 	FaultNoReleaseOnDeletion:     "keeps the tracking finalizer on the pods of a Job that is gone (they stay Terminating)",

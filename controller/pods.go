@@ -319,6 +319,9 @@ func (c *Controller) podsForRemoval(job *batchv1.Job, active []*corev1.Pod, n in
 	sorted := append([]*corev1.Pod(nil), active...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		ri, rj := rank(sorted[i]), rank(sorted[j])
+		if c.opts.Faults.Has(FaultRemoveReadyFirst) {
+			ri, rj = rj, ri
+		}
 		if ri != rj {
 			return ri < rj
 		}

@@ -75,6 +75,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultFinishedMetricAtTarget:  "metrics",
 	controller.FaultStartSuspendedOnRestart: chaosPrefix + "suspend",
 	controller.FaultReleaseFailedAtOnce:     "backoffPerIndex",
+	controller.FaultRemoveReadyFirst:        "elastic",
 }
 
 // chaosPrefix marks a label filter of the chaos suite's scenarios: the

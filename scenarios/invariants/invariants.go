@@ -185,6 +185,7 @@ var All = []Invariant{
 	ReleasedOnDeletion,
 	ForegroundWaitsForPods,
 	WorkQueueNoRefill,
+	ScaleDownOrder,
 	Adoption,
 	IndexesValid,
 	IndexFailureCount,

@@ -782,6 +782,9 @@ func targetPods(ctx context.Context, client kubernetes.Interface, ns string, a s
 		if a.Index != nil && p.Annotations[batchv1.JobCompletionIndexAnnotation] != fmt.Sprint(*a.Index) {
 			continue
 		}
+		if a.Kind == scenarios.ActSetGate && !a.All && a.Index == nil && gateIs(&p, a.Gate, a.Status) {
+			continue // one pod: one whose gate this changes (two setGates reach two pods)
+		}
 		out = append(out, p)
 	}
 	if len(out) == 0 {
@@ -791,6 +794,16 @@ func targetPods(ctx context.Context, client kubernetes.Interface, ns string, a s
 		out = out[:1]
 	}
 	return out, nil
+}
+
+// gateIs tells whether p's readiness-gate condition gate has status s.
+func gateIs(p *corev1.Pod, gate corev1.PodConditionType, s corev1.ConditionStatus) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == gate {
+			return c.Status == s
+		}
+	}
+	return false
 }
 
 func mustJSON(v any) string {
