@@ -74,3 +74,36 @@ func TestAwaitAfterActIgnoresStatusFromBeforeIt(t *testing.T) {
 		t.Fatalf("steps:\n%s", strings.Join(got, "\n"))
 	}
 }
+
+// An await with holds must keep matching: a status that changes within the
+// window fails it, one that stays passes it.
+func TestAwaitHolds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: JobName}, Status: batchv1.JobStatus{Active: 0}}
+	client := fake.NewClientset(job)
+	rec, err := recorder.Start(ctx, client, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	hold := scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To[int32](0)}, Holds: scenarios.Duration{Duration: time.Second}}
+	sp := stepper{client: client, ns: "ns", rec: rec, version: "v1.37.1", builtIn: true}
+	if res := sp.runSteps(ctx, []scenarios.Step{hold}); !res[0].OK || !strings.Contains(res[0].What, "holding 1s") {
+		t.Fatalf("a status that stays: %+v", res[0])
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		j, err := client.BatchV1().Jobs("ns").Get(ctx, JobName, metav1.GetOptions{})
+		if err == nil {
+			j.Status.Active = 2
+			_, err = client.BatchV1().Jobs("ns").UpdateStatus(ctx, j, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	if res := sp.runSteps(ctx, []scenarios.Step{hold}); res[0].OK || !strings.Contains(res[0].Message, "held only") || !strings.Contains(res[0].Message, "active=2") {
+		t.Fatalf("a status that changes: %+v", res[0])
+	}
+}
