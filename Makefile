@@ -28,7 +28,7 @@ test: verify
 unit:
 	$(GO) test -short -count=1 ./...
 
-## bench: start-to-ready, then the conformance and chaos suites 3 times each (median)
+## bench: start-to-ready, judging 100 to 10,000 pods, then the conformance and chaos suites 3 times each (median)
 bench:
 	$(JOBCONFORM) bench $(ARGS)
 
