@@ -139,6 +139,11 @@ func mutate(ctx context.Context, args []string) error {
 	var results []mutant
 	for i, f := range faults {
 		m := runMutant(ctx, f, *version, *procs, filepath.Join(*out, string(f)))
+		if ctx.Err() != nil {
+			// Interrupted: its specs failed by being stopped, which is no catch.
+			fmt.Fprintf(os.Stderr, "[%d/%d] %s: interrupted, no verdict\n", i+1, len(faults), f)
+			return ctx.Err()
+		}
 		results = append(results, m)
 		verdict := "MISSED"
 		switch {
@@ -148,9 +153,6 @@ func mutate(ctx context.Context, args []string) error {
 			verdict = "caught by " + strings.Join(m.By, "; ")
 		}
 		fmt.Fprintf(os.Stderr, "[%d/%d] %s (%s, %d specs, %.0fs): %s\n", i+1, len(faults), f, m.Labels, m.Specs, m.Seconds, verdict)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 	}
 	caught := 0
 	for _, m := range results {
