@@ -102,7 +102,9 @@ func TestFailedKeptUntilReplaced(t *testing.T) {
 	expectOK(t, FailedKeptUntilReplaced, ctx, gaveUp)
 	// Released while the Job fails: right.
 	failing := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", failed).
-		status(func(s *batchv1.JobStatus) { s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")} }).pod("a", unfinalized)
+		status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+		}).pod("a", unfinalized)
 	expectOK(t, FailedKeptUntilReplaced, ctx, failing)
 	// An older failure of the index may go at once.
 	older := newBuilder(perIndex).pod("a", count("1", "0")).pod("a", failed).pod("b", count("1", "1")).pod("b", failed).pod("a", unfinalized)
