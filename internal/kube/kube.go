@@ -74,6 +74,16 @@ func NewJob(name string, n int32, b pods.Behavior) *batchv1.Job {
 	return job
 }
 
+// JobFinished tells whether a Job has its terminal condition (Complete or Failed True).
+func JobFinished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
 // PodTerminal tells whether a pod reached Succeeded or Failed.
 func PodTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed

@@ -426,7 +426,7 @@ func terminateOne(ctx context.Context, client kubernetes.Interface, jobs snapsho
 	GinkgoHelper()
 	n := 0
 	for _, j := range jobs {
-		if !flightOf(j, names) || finished(j) {
+		if !flightOf(j, names) || kube.JobFinished(&j) {
 			continue
 		}
 		pods, err := client.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + j.Name})
@@ -449,15 +449,6 @@ func flightOf(j batchv1.Job, names []string) bool {
 	s := j.Labels["jobconform.io/scenario"]
 	for _, n := range names {
 		if strings.HasPrefix(s, n+"-s") {
-			return true
-		}
-	}
-	return false
-}
-
-func finished(j batchv1.Job) bool {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
 			return true
 		}
 	}

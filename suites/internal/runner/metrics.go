@@ -11,11 +11,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 )
 
@@ -56,7 +56,7 @@ func startMetrics(ctx context.Context, client kubernetes.Interface, c Controller
 		}
 		busy = ""
 		for _, j := range jobs.Items {
-			if managedByName(&j) == m.manager && !finished(&j) {
+			if managedByName(&j) == m.manager && !kube.JobFinished(&j) {
 				busy = j.Namespace + "/" + j.Name
 				return false, nil
 			}
@@ -119,13 +119,4 @@ func managedByName(j *batchv1.Job) string {
 		return batchv1.JobControllerName
 	}
 	return *j.Spec.ManagedBy
-}
-
-func finished(j *batchv1.Job) bool {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
