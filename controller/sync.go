@@ -59,6 +59,11 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	// Before the pods are listed (as upstream): a creation observed in
 	// between must not leave a list without it and expectations met.
 	satisfied := c.expectations.satisfied(key)
+	// The finalizer removals still expected, read before the pods: a removal
+	// observed between the two would leave a stale pod, still finalized and
+	// finished, looking uncounted, and it would be counted twice (seen at
+	// 1,000 pods: succeeded=1000 with 990 pods succeeded).
+	expectedRmFinal := c.finalizerExpectations.get(key)
 	job, pods, err := c.jobToSync(ctx, key)
 	if err != nil || job == nil {
 		return err
@@ -80,7 +85,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if job.Status.UncountedTerminatedPods == nil {
 		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
-	st := c.observePods(key, job, pods)
+	st := c.observePods(key, job, pods, expectedRmFinal)
 	active := int32(len(st.active))
 	if !satisfied {
 		// The cache has not shown all of our creations or deletions yet (seen:
@@ -143,14 +148,14 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 // observePods is the first half of a sync: what the pods say — active,
 // ready and terminating pods, the pods finished since the last count, the
 // counters they make, the start time and the backoff they lead to.
-func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Pod) *syncState {
+func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Pod, expectedRmFinal sets.Set[types.UID]) *syncState {
 	st := &syncState{
 		job:                job,
 		readVersion:        job.ResourceVersion,
 		pods:               pods,
 		uncountedSucceeded: sets.New(job.Status.UncountedTerminatedPods.Succeeded...),
 		uncountedFailed:    sets.New(job.Status.UncountedTerminatedPods.Failed...),
-		expectedRmFinal:    c.finalizerExpectations.get(key),
+		expectedRmFinal:    expectedRmFinal,
 		written:            countersOf(job),
 		policyActions:      map[batchv1.PodFailurePolicyAction]int{},
 	}
@@ -359,7 +364,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	if c.opts.Faults.Has(FaultNoScaleDown) && !isIndexed(job) && st.finished == nil {
 		extra = 0
 	}
-	if victims := c.podsForRemoval(job, st.active, int(min(extra, maxPodCreateDeletePerSync))); len(victims) > 0 {
+	if victims := c.podsForRemoval(job, st.active, int(min(extra, int32(c.opts.MaxPodsPerSync)))); len(victims) > 0 {
 		ready, n, err := c.deletePods(ctx, key, job, victims, true)
 		active -= n
 		st.terminating += n
@@ -388,7 +393,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 			return active, errors.Join(errs...)
 		}
 	}
-	diff = min(diff, maxPodCreateDeletePerSync)
+	diff = min(diff, int32(c.opts.MaxPodsPerSync))
 	indexes := []int(nil)
 	if isIndexed(job) {
 		indexes = c.pendingIndexes(st, remaining, int(diff))

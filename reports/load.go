@@ -58,6 +58,8 @@ type Run struct {
 	Nodes string
 	// Gates are feature gates the cluster was given ("JobManagedBy=true").
 	Gates string
+	// Figures are the scale suite's measurements (nil elsewhere).
+	Figures *Figures
 }
 
 // Control tells whether r judged a controller broken on purpose.
@@ -127,6 +129,8 @@ type Result struct {
 	// Gates are the feature gates the cluster was given beyond its release's
 	// defaults, e.g. "JobManagedBy=true" to judge a delegated controller on 1.31.
 	Gates string `json:"gates,omitempty"`
+	// Figures are the scale suite's measurements of the run.
+	Figures *Figures `json:"figures,omitempty"`
 }
 
 // NewRun joins a spec with the Result it attached (nil: the harness's own
@@ -136,6 +140,7 @@ func NewRun(s Spec, res *Result, lines string) (Run, error) {
 	if res != nil {
 		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
 			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates
+		r.Figures = res.Figures
 		if len(res.Features) > 0 {
 			r.Features = res.Features
 		}

@@ -88,6 +88,8 @@ type page struct {
 	// apart from the verdicts: a caught fault is the harness working.
 	Controls       []control
 	Caught, Missed int
+	// Scale is the scale suite's side-by-side table (ScaleTable), "" without.
+	Scale string
 }
 
 // control is one fault's row: a controller broken that way, run through
@@ -162,6 +164,7 @@ func build(runs []Run, title string) page {
 		p.Columns = append(p.Columns, c.String())
 	}
 	p.Controls = faultRows(runs, func(i int) string { return anchor(runs[i], i) })
+	p.Scale = ScaleTable(runs)
 	for _, c := range p.Controls {
 		if c.Caught {
 			p.Caught++
@@ -252,6 +255,9 @@ pre{font-size:12px;white-space:pre-wrap}
 <table class="matrix controls"><thead><tr><th>fault</th><th>controller</th><th>scenarios run</th><th>caught</th><th>by</th></tr></thead><tbody>
 {{range .Controls}}<tr><td><a href="#{{.Anchor}}">{{.Faults}}</a></td><td>{{.Controller}}</td><td>{{.Runs}}</td><td class="{{if .Caught}}PASS{{else}}FAIL{{end}}">{{if .Caught}}caught{{else}}MISSED{{end}}</td><td>{{range .By}}{{.}}<br>{{end}}</td></tr>
 {{end}}</tbody></table>{{end}}
+{{if .Scale}}<h2>Scale: the controllers side by side</h2>
+<p>Ratios in brackets are to the built-in's figure on the same scenario. The built-in's CPU and memory are kube-controller-manager's, every controller it runs.</p>
+<pre class="scale">{{.Scale}}</pre>{{end}}
 <h2>Replacement latency</h2>
 <p>From a pod's deletion or failure to the next pod created.</p>
 {{range .Latencies}}<h3>{{.Column}}</h3><p>{{.N}} replacements: median {{.Median}}, 90th percentile {{.P90}}, max {{.Max}}</p>{{.Histogram}}{{end}}
@@ -323,6 +329,9 @@ func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 				fmt.Fprintf(w, "- MISSED: %s (%s), by none of %d scenarios\n", c.Faults, c.Controller, c.Runs)
 			}
 		}
+	}
+	if t := ScaleTable(runs); t != "" {
+		fmt.Fprintf(w, "\n### Scale: the controllers side by side\n\n%s", t)
 	}
 	if len(failed) == 0 {
 		if len(runs) == 0 {

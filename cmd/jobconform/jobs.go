@@ -99,7 +99,7 @@ func planJobs(o options.Options, specs map[string]int) []job {
 	}
 	for _, v := range o.Run.BuiltinAt {
 		for _, s := range o.Run.Suites {
-			if s != "drill" && specs[s] > 0 {
+			if s != "drill" && s != "scale" && specs[s] > 0 {
 				add(s, v, []string{"builtin"}, o.Nodes, filepath.Join(art, v))
 			}
 		}
@@ -119,7 +119,8 @@ func planJobs(o options.Options, specs map[string]int) []job {
 	// In each stream, in this order; beside, the drills first: the longest,
 	// as make run measured them.
 	rank := func(j job) int {
-		r := map[string]int{"conformance": 0, "chaos": 1, "drill": 2}[j.suite]
+		// The scale suite last, alone in its stream: it measures.
+		r := map[string]int{"conformance": 0, "chaos": 1, "drill": 2, "scale": 20}[j.suite]
 		if j.beside && j.suite == "drill" {
 			r = -1
 		}
@@ -147,8 +148,11 @@ func hasDelegated(controllers []string) bool {
 // procs is how many Ginkgo processes run j: the chaos and drill suites bring
 // up a cluster per spec, so fewer.
 func (j job) procs() int {
-	if j.suite == "conformance" {
+	switch j.suite {
+	case "conformance":
 		return j.o.Run.Procs
+	case "scale":
+		return 1 // one Job at a time: each spec measures the controller alone
 	}
 	return j.o.Run.ClusterProcs
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/suites/scale"
 )
 
 // plan is a checked run: the settings with absolute paths, the scenarios,
@@ -115,11 +116,22 @@ func (p *plan) selectSpecs() error {
 			continue
 		}
 		all, labels := p.scenarios.Conformance, []string(nil)
-		if suite == "chaos" {
+		switch suite {
+		case "chaos":
 			all, labels = p.scenarios.Chaos, []string{"chaos"}
+		case "scale":
+			var err error
+			if all, err = catalog.LoadScale(p.o.ScaleForm()); err != nil {
+				return err
+			}
+			labels = []string{"scale"}
 		}
 		for _, s := range all {
-			for _, ctl := range p.o.ControllerNames() {
+			names := p.o.ControllerNames()
+			if suite == "scale" && contains(names, "reference") && scale.SlowedRuns(s.Name) {
+				names = append(names, scale.Slowed.Name)
+			}
+			for _, ctl := range names {
 				text := fmt.Sprintf("%s [%s] %s", suite, ctl, s.Name)
 				if s.ForController(ctl) && match(append(append([]string(nil), labels...), s.Features...)) && focus.MatchString(text) {
 					p.specs[suite]++

@@ -12,6 +12,7 @@ import (
 	"github.com/jobconform/jobconform/suites/chaos"
 	"github.com/jobconform/jobconform/suites/conformance"
 	"github.com/jobconform/jobconform/suites/drill"
+	"github.com/jobconform/jobconform/suites/scale"
 )
 
 // suites are the suites compiled into this binary, so an installed
@@ -26,18 +27,19 @@ var suites = map[string]struct {
 	"conformance": {conformance.Register, conformance.Description},
 	"chaos":       {chaos.Register, chaos.Description},
 	"drill":       {drill.Register, drill.Description},
+	"scale":       {scale.Register, scale.Description},
 }
 
 // suiteProcess runs one Ginkgo process of a suite, with the flags a test
 // binary takes (-test.*, -ginkgo.*), and returns its exit code.
 func suiteProcess(args []string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "suite-process: name a suite (conformance, chaos or drill); jobconform run starts these")
+		fmt.Fprintln(os.Stderr, "suite-process: name a suite (conformance, chaos, drill or scale); jobconform run starts these")
 		return 2
 	}
 	s, ok := suites[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "suite-process: unknown suite %q (conformance, chaos or drill)\n", args[0])
+		fmt.Fprintf(os.Stderr, "suite-process: unknown suite %q (conformance, chaos, drill or scale)\n", args[0])
 		return 2
 	}
 	testing.Init() // the -test.* flags Ginkgo passes to test binaries

@@ -31,14 +31,14 @@ func checkout() error {
 }
 
 // The suites' packages, which go test leaves to jobconform run.
-var suitePackages = []string{module + "/suites/conformance", module + "/suites/chaos", module + "/suites/drill"}
+var suitePackages = []string{module + "/suites/conformance", module + "/suites/chaos", module + "/suites/drill", module + "/suites/scale"}
 
 // test is make test: what the tests need, installed or asked for before any
 // build; the binaries of both releases; go test on every package but the
 // suites (unit tests, and integration specs that start local clusters at
 // both releases, on kwok and on kubelet nodes); then the suites as
 // jobconform run runs them, with the conformance suite again on kubelet
-// nodes and the fidelity table.
+// nodes and the fidelity table, and the scale suite's 1,000-pod form.
 func test(ctx context.Context, args []string) error {
 	if err := checkout(); err != nil {
 		return usageError{err}
@@ -47,7 +47,7 @@ func test(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	o.Run.Suites = []string{"conformance", "chaos", "drill"}
+	o.Run.Suites = []string{"conformance", "chaos", "drill", "scale"} // scale: its 1k form
 	o.Run.KubeletConformance = true
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	o.AddFlags(fs)

@@ -48,7 +48,22 @@ type Counts map[Key]int
 // Count reads an audit log of JSON lines (--audit-log-format=json) and
 // counts its completed requests.
 func Count(r io.Reader) (Counts, error) {
-	out := Counts{}
+	t, err := Read(r)
+	return t.Requests, err
+}
+
+// Tally is what an audit log says: every completed request, and those the
+// apiserver answered 409 Conflict (an update on a stale resourceVersion, a
+// create of a name that exists).
+type Tally struct {
+	Requests  Counts
+	Conflicts Counts
+}
+
+// Read reads an audit log of JSON lines (--audit-log-format=json) and
+// counts its completed requests and their conflicts.
+func Read(r io.Reader) (Tally, error) {
+	out := Tally{Requests: Counts{}, Conflicts: Counts{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	line := 0
@@ -71,7 +86,10 @@ func Count(r io.Reader) (Counts, error) {
 				k.Resource += "/" + ref.Subresource
 			}
 		}
-		out[k]++
+		out.Requests[k]++
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == 409 {
+			out.Conflicts[k]++
+		}
 	}
 	return out, sc.Err()
 }
@@ -85,6 +103,17 @@ func (c Counts) Of(user string) Counts {
 		}
 	}
 	return out
+}
+
+// Sum is the number of requests counted whose key matches.
+func (c Counts) Sum(match func(Key) bool) int {
+	n := 0
+	for k, v := range c {
+		if match(k) {
+			n += v
+		}
+	}
+	return n
 }
 
 // Total is the number of requests counted.

@@ -46,3 +46,20 @@ func TestCount(t *testing.T) {
 		t.Errorf("a broken line: %v", err)
 	}
 }
+
+func TestReadCountsConflicts(t *testing.T) {
+	log := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":"ResponseComplete","verb":"update","user":{"username":"u"},"objectRef":{"resource":"jobs","subresource":"status"},"responseStatus":{"code":409}}
+{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":"ResponseComplete","verb":"update","user":{"username":"u"},"objectRef":{"resource":"jobs","subresource":"status"},"responseStatus":{"code":200}}
+`
+	tl, err := Read(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Key{"u", "update", "jobs/status"}
+	if tl.Requests[k] != 2 || tl.Conflicts[k] != 1 || tl.Conflicts.Total() != 1 {
+		t.Errorf("tally: %+v", tl)
+	}
+	if n := tl.Requests.Sum(func(k Key) bool { return k.Resource == "jobs/status" }); n != 2 {
+		t.Errorf("Sum: %d", n)
+	}
+}

@@ -28,6 +28,8 @@ type (
 	Config    = provider.Config
 	Component = provider.Component
 	Restart   = provider.Restart
+	// Accounting is implemented by clusters whose control plane runs here (local).
+	Accounting = provider.Accounting
 )
 
 // The control-plane components.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -24,7 +25,7 @@ import (
 func Load(paths ...string) ([]reports.Run, error) {
 	var runs []reports.Run
 	err := eachSpec(paths, func(path, suite string, sr types.SpecReport) error {
-		r, err := runOf(suite, sr)
+		r, err := runOf(suite, sr, true)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", path, sr.FullText(), err)
 		}
@@ -33,6 +34,24 @@ func Load(paths ...string) ([]reports.Run, error) {
 	})
 	reports.Sort(runs)
 	return runs, err
+}
+
+// Runs are the runs of a suite's report as it ends (ReportAfterSuite),
+// without their timelines: what tables of verdicts and figures need.
+func Runs(report types.Report) ([]reports.Run, error) {
+	var runs []reports.Run
+	for _, sr := range report.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		r, err := runOf(report.SuiteDescription, sr, false)
+		if err != nil {
+			return runs, fmt.Errorf("%s: %w", sr.FullText(), err)
+		}
+		runs = append(runs, r)
+	}
+	reports.Sort(runs)
+	return runs, nil
 }
 
 // Durations reads Ginkgo JSON report files and returns the wall time of each
@@ -80,14 +99,29 @@ func eachSpec(paths []string, f func(path, suite string, sr types.SpecReport) er
 	return nil
 }
 
-func runOf(suite string, sr types.SpecReport) (reports.Run, error) {
+// entryText is a report entry's text value: from its JSON in a report read
+// back from a file, from the value itself in a report still in memory
+// (Ginkgo fills AsJSON only when it writes the report).
+func entryText(e types.ReportEntry) (string, bool) {
+	if e.Value.AsJSON != "" {
+		var v string
+		err := json.Unmarshal([]byte(e.Value.AsJSON), &v)
+		return v, err == nil
+	}
+	if raw := reflect.ValueOf(e.Value.GetRawValue()); raw.Kind() == reflect.String {
+		return raw.String(), true
+	}
+	return "", false
+}
+
+func runOf(suite string, sr types.SpecReport, timeline bool) (reports.Run, error) {
 	s := reports.Spec{Suite: suite, Text: sr.FullText(), Leaf: sr.LeafNodeText, Labels: sr.Labels(), Seconds: sr.RunTime.Seconds(),
 		Verdict: verdict(sr), FailureMessage: sr.Failure.Message}
 	var res *reports.Result
 	var lines string
 	for _, e := range sr.ReportEntries {
-		var v string
-		if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
+		v, ok := entryText(e)
+		if !ok {
 			continue // not one of ours
 		}
 		switch e.Name {
@@ -97,7 +131,9 @@ func runOf(suite string, sr types.SpecReport) (reports.Run, error) {
 				return reports.Run{}, fmt.Errorf("%s entry: %w", reports.EntryResult, err)
 			}
 		case reports.EntryTimeline:
-			lines = v
+			if timeline {
+				lines = v
+			}
 		}
 	}
 	return reports.NewRun(s, res, lines)

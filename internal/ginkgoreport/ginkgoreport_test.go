@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobconform/jobconform/reports"
+
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 )
@@ -79,5 +81,22 @@ func TestFailureWhy(t *testing.T) {
 	g.Expect(failures[2:]).To(gomega.BeEmpty(), "builtin on Kubernetes v1.31.4: a long description of the scenario")
 	if got := failureWhy(msg); got != "step 3: timed out" {
 		t.Errorf("one failure: got %q from %q", got, msg)
+	}
+}
+
+// A report still in memory (ReportAfterSuite) carries the values, not
+// their JSON: Runs reads them all the same.
+func TestRunsOfAReportInMemory(t *testing.T) {
+	type text string // as the harness's entries: a string kind
+	rep := types.Report{SuiteDescription: "s", SpecReports: types.SpecReports{{
+		LeafNodeType: types.NodeTypeIt, LeafNodeText: "[builtin] x", State: types.SpecStatePassed,
+		ReportEntries: types.ReportEntries{{Name: reports.EntryResult, Value: types.WrapEntryValue(text(`{"scenario":"x","controller":"builtin","seconds":1,"figures":{"pods":1000,"toFinish":3}}`))}},
+	}}}
+	runs, err := Runs(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Figures == nil || runs[0].Figures.Pods != 1000 || runs[0].Controller != "builtin" {
+		t.Errorf("runs: %+v", runs)
 	}
 }

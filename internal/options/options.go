@@ -81,6 +81,9 @@ type Options struct {
 	// UnsupportedSkew allows a DrillPath the version-skew policy forbids.
 	UnsupportedSkew bool `json:"unsupportedSkew,omitempty"`
 
+	// Scale is the scale suite's form: ScaleForms ("" is the first).
+	Scale string `json:"scale,omitempty"`
+
 	// ProgressFile receives the set-up's progress lines too (jobconform run
 	// shows them while Ginkgo holds a suite's own output back).
 	ProgressFile string `json:"progressFile,omitempty"`
@@ -119,7 +122,19 @@ type Run struct {
 }
 
 // Suites are the suites jobconform knows, in the order it runs them.
-var Suites = []string{"conformance", "chaos", "drill"}
+var Suites = []string{"conformance", "chaos", "drill", "scale"}
+
+// ScaleForms are the scale suite's sizes (scenarios/catalog.ScaleForms has
+// one entry each): 1,000-pod Jobs on 100 kwok nodes, 10,000-pod Jobs on 1,000.
+var ScaleForms = []string{"1k", "10k"}
+
+// ScaleForm is the scale suite's form o asks for.
+func (o Options) ScaleForm() string {
+	if o.Scale == "" {
+		return ScaleForms[0]
+	}
+	return o.Scale
+}
 
 // External is an external controller under test.
 type External struct {
@@ -175,6 +190,7 @@ const (
 	envDrills           = "JOBCONFORM_DRILLS"
 	envUnsupportedSkew  = "JOBCONFORM_UNSUPPORTED_SKEW"
 	envProgressFile     = "JOBCONFORM_PROGRESS_FILE"
+	envScale            = "JOBCONFORM_SCALE"
 
 	// Settings of the machine rather than of a run, read where they are
 	// used through CacheDir and ComponentGOMAXPROCS.
@@ -248,6 +264,7 @@ func FromEnv() (Options, error) {
 	list(&o.Drills, envDrills, ",")
 	boolean(&o.UnsupportedSkew, envUnsupportedSkew)
 	str(&o.ProgressFile, envProgressFile)
+	str(&o.Scale, envScale)
 	return o, errors.Join(errs...)
 }
 
@@ -347,6 +364,17 @@ func (o *Options) Validate() error {
 	for _, f := range o.ReferenceFaults {
 		if err := (controller.FaultSet{}).Set(f); err != nil {
 			return fmt.Errorf("--reference-faults: %w", err)
+		}
+	}
+	if o.Scale != "" && !contains(ScaleForms, o.Scale) {
+		return fmt.Errorf("--scale %q: use %s", o.Scale, strings.Join(ScaleForms, " or "))
+	}
+	if contains(o.Run.Suites, "scale") {
+		if o.ProviderName() != "local" {
+			return fmt.Errorf("--suites scale brings up a local cluster of hundreds of kwok nodes and measures its processes; the %s provider cannot: drop scale from --suites", o.ProviderName())
+		}
+		if o.Nodes == NodesKubelet {
+			return errors.New("--suites scale runs on kwok nodes (thousands of pods): drop --nodes kubelet, or scale from --suites")
 		}
 	}
 	if !o.BuiltinScenarios && len(o.ScenarioDirs) == 0 {
@@ -501,6 +529,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.BoolVar(&o.UnsupportedSkew, "unsupported-skew", o.UnsupportedSkew, "drill suite: allow a --drill-path the version-skew policy forbids (labelled so)")
+	fs.StringVar(&o.Scale, "scale", o.Scale, "scale suite: 1k (1,000-pod Jobs on 100 kwok nodes; default) or 10k (10,000-pod Jobs on 1,000 nodes)")
 }
 
 // AddScenarioFlags binds the flags that choose the scenarios to o.

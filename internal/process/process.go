@@ -260,6 +260,35 @@ func (p *Process) CPU() time.Duration {
 	return time.Duration(st.CPUTime() * float64(time.Second))
 }
 
+// PeakMemory is the most memory the process has held resident (VmHWM)
+// since it started or since ResetPeakMemory, in bytes; 0 when it does not run.
+func (p *Process) PeakMemory() uint64 {
+	pid := p.PID()
+	if pid == 0 {
+		return 0
+	}
+	proc, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0
+	}
+	st, err := proc.NewStatus()
+	if err != nil {
+		return 0
+	}
+	return st.VmHWM
+}
+
+// ResetPeakMemory starts PeakMemory over from the current resident size
+// (the kernel's clear_refs, value 5), so a measurement covers one stretch of
+// the process's life.
+func (p *Process) ResetPeakMemory() error {
+	pid := p.PID()
+	if pid == 0 {
+		return fmt.Errorf("%s does not run", p.Name)
+	}
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
 // ComponentEnv is the environment that the harness's Go components run with
 // (etcd, the control plane, kwok, the reference controller) on top of its
 // own: GOMAXPROCS when $JOBCONFORM_COMPONENT_GOMAXPROCS asks for it

@@ -1,7 +1,8 @@
 // Package catalog embeds jobconform's scenario catalogs: conformance/*.yaml,
-// which the conformance suite runs on any cluster, and chaos/*.yaml, whose
+// which the conformance suite runs on any cluster; chaos/*.yaml, whose
 // steps inject disruptions and which the chaos suite runs on clusters the
-// harness controls. Assemble adds the scenarios of a user's directories.
+// harness controls; and scale/<form>/*.yaml, the scale suite's Jobs of
+// thousands of pods. Assemble adds the scenarios of a user's directories.
 package catalog
 
 import (
@@ -15,7 +16,7 @@ import (
 	"github.com/jobconform/jobconform/scenarios"
 )
 
-//go:embed conformance/*.yaml chaos/*.yaml flights/*.yaml drills/*.yaml
+//go:embed conformance/*.yaml chaos/*.yaml scale/*/*.yaml flights/*.yaml drills/*.yaml
 var files embed.FS
 
 // LoadFlights returns the Jobs the drills keep in flight, by name.
@@ -51,6 +52,22 @@ func LoadDrills() ([]*scenarios.Drill, map[string]*scenarios.Scenario, error) {
 		}
 	}
 	return drills, flights, nil
+}
+
+// ScaleForms are the sizes of the scale suite's catalog: scale/<form>/*.yaml,
+// and the kwok nodes each form's cluster has (groups of nodes, one kwok
+// process per group).
+var ScaleForms = map[string]struct{ NodeGroups, NodesPerGroup int }{
+	"1k":  {4, 25},   // 100 nodes, 1,000-pod Jobs
+	"10k": {10, 100}, // 1,000 nodes, 10,000-pod Jobs
+}
+
+// LoadScale returns the scale suite's scenarios of one form ("1k" or "10k"), validated.
+func LoadScale(form string) ([]*scenarios.Scenario, error) {
+	if _, ok := ScaleForms[form]; !ok {
+		return nil, fmt.Errorf("unknown scale form %q: use 1k or 10k", form)
+	}
+	return load("scale/" + form)
 }
 
 // Load returns every conformance scenario, validated.

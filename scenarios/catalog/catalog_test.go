@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/jobconform/jobconform/scenarios"
@@ -45,5 +46,35 @@ func TestChaosCatalogLoads(t *testing.T) {
 	}
 	if len(all) < 8 {
 		t.Errorf("%d chaos scenarios, want at least 8", len(all))
+	}
+}
+
+// Both scale forms hold the same scenarios (the 10k form's named scale-10k-),
+// serial, on kwok nodes, with no chaos: the scale suite measures the
+// controllers one Job at a time.
+func TestScaleFormsLoad(t *testing.T) {
+	names := map[string][]string{}
+	for form := range ScaleForms {
+		all, err := LoadScale(form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range all {
+			if !s.Serial || s.Nodes != "kwok" || s.HasChaos() {
+				t.Errorf("%s (%s): a scale scenario is serial, on kwok nodes, without chaos", s.Name, s.File)
+			}
+			names[form] = append(names[form], strings.TrimPrefix(s.Name, "scale-10k-"))
+		}
+	}
+	if len(names["1k"]) < 5 || len(names["10k"]) != len(names["1k"]) {
+		t.Errorf("forms: %v", names)
+	}
+	for i, n := range names["10k"] {
+		if i >= len(names["1k"]) || "scale-"+n != names["1k"][i] {
+			t.Errorf("the 10k form's %d-th scenario is %s, the 1k form's %v", i, n, names["1k"])
+		}
+	}
+	if _, err := LoadScale("100"); err == nil || !strings.Contains(err.Error(), "use 1k or 10k") {
+		t.Errorf("an unknown form: %v", err)
 	}
 }

@@ -262,7 +262,9 @@ func TerminalEventDue(ctx Context, cond time.Time) (due time.Time, ok bool) {
 }
 
 // eventSpamBurst is client-go's per-object event budget (EventSourceObjectSpamFilter):
-// past it a recorder may drop events, so a missing one proves nothing.
+// past it a recorder may drop events, so a missing one proves nothing. The
+// budget is per event type since kubernetes#124747 (merged May 2024, so
+// v1.31 on; read in client-go v0.36.3 and v0.37.1: getSpamKey).
 const eventSpamBurst = 25
 
 // TerminalEvent: the controller records one event when the Job finishes —
@@ -287,11 +289,14 @@ var TerminalEvent = Invariant{
 			wantType, wantReason = corev1.EventTypeNormal, "Completed"
 		}
 		events, order := jobEvents(ctx, t)
-		// Emitted events, not objects: client-go's aggregator folds similar
-		// events into one with a count once there are 10 of them.
+		// Emitted events of the type, not objects: client-go's aggregator
+		// folds similar events into one with a count once there are 10 of
+		// them, and its spam filter's budget is per type.
 		all := 0
 		for _, name := range order {
-			all += int(max(events[name].Count, 1))
+			if events[name].Type == wantType {
+				all += int(max(events[name].Count, 1))
+			}
 		}
 		var out []Violation
 		n := 0
@@ -409,16 +414,24 @@ func suspendTransitions(ctx Context, t timeline.Timeline) (map[string][]time.Tim
 }
 
 // suspendEventCounts counts the Job's Normal Suspended and Resumed events;
-// all is how many events of the Job were recorded.
+// all is how many Normal events of the Job were emitted (client-go's aggregator
+// folds similar ones into one object with a count: a Job of 1,000 pods
+// emitted hundreds of SuccessfulCreate in a dozen objects, and its
+// Suspended event was past the spam filter's budget).
 func suspendEventCounts(ctx Context, t timeline.Timeline) (got map[string]int, all int) {
 	events, order := jobEvents(ctx, t)
 	got = map[string]int{}
 	for _, name := range order {
-		if ev := events[name]; ev.Type == corev1.EventTypeNormal && (ev.Reason == "Suspended" || ev.Reason == "Resumed") {
+		ev := events[name]
+		if ev.Type != corev1.EventTypeNormal {
+			continue // the spam filter's budget is per type
+		}
+		all += int(max(ev.Count, 1))
+		if ev.Reason == "Suspended" || ev.Reason == "Resumed" {
 			got[ev.Reason] += int(max(ev.Count, 1))
 		}
 	}
-	return got, len(order)
+	return got, all
 }
 
 // OwedEvents are the times of the changes whose events the recording still

@@ -172,15 +172,19 @@ func TestTerminalEvent(t *testing.T) {
 	})
 	expectViolation(t, TerminalEvent, ctx, early, "before the Complete condition")
 
-	// Past client-go's per-object event budget a missing event proves nothing.
+	// Past client-go's per-object event budget of the event's type a
+	// missing event proves nothing.
 	busy := failedJob()
 	for i := 0; i < eventSpamBurst; i++ {
-		busy.event("busy-"+string(rune('a'+i)), corev1.EventTypeNormal, "SuccessfulCreate", 1)
+		busy.event("busy-"+string(rune('a'+i)), corev1.EventTypeWarning, "FailedCreate", 1)
 	}
 	expectOK(t, TerminalEvent, ctx, busy)
 	// The budget counts emitted events: aggregated ones by their count.
-	folded := failedJob().event("folded", corev1.EventTypeNormal, "SuccessfulCreate", eventSpamBurst)
+	folded := failedJob().event("folded", corev1.EventTypeWarning, "FailedCreate", eventSpamBurst)
 	expectOK(t, TerminalEvent, ctx, folded)
+	// Normal events spend the Normal budget, not the Warning one.
+	normal := failedJob().event("folded", corev1.EventTypeNormal, "SuccessfulCreate", eventSpamBurst)
+	expectViolation(t, TerminalEvent, ctx, normal, `no Warning event "BackoffLimitExceeded"`)
 }
 
 func TestTerminalEventDue(t *testing.T) {
@@ -324,6 +328,16 @@ func TestSuspendEvents(t *testing.T) {
 	})
 	created.event("s", corev1.EventTypeNormal, "Suspended", 1)
 	expectOK(t, SuspendEvents, ctx, created)
+
+	// Past client-go's spam budget (25 Normal events of the Job, counted with
+	// the aggregator's folds), a missing event proves nothing; Warning
+	// events have a budget of their own. Seen at 1,000 pods.
+	busy := func(typ string) *builder {
+		return cycle().event("c1", typ, "SuccessfulCreate", 9).event("c2", typ, "SuccessfulCreate", 16)
+	}
+	expectOK(t, SuspendEvents, ctx, busy(corev1.EventTypeNormal))
+	expectViolation(t, SuspendEvents, ctx, busy(corev1.EventTypeWarning), `0 Normal "Suspended" events for 1`)
+	expectViolation(t, SuspendEvents, ctx, cycle().event("c1", corev1.EventTypeNormal, "SuccessfulCreate", 24), `0 Normal "Suspended" events for 1`)
 
 	// A drill's case: the apiserver replaced 11s after the resume, whose event
 	// the controller had queued behind one it was retrying, and never wrote.

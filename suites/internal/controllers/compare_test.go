@@ -136,7 +136,7 @@ var _ = Describe("reference controller", Ordered, func() {
 		client = c.Client()
 		bin, err := controllers.BuildReference(ctx, GinkgoT().TempDir())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(controllers.GrantReference(ctx, client)).To(Succeed())
+		Expect(controllers.GrantReference(ctx, client, controllers.ReferenceUser)).To(Succeed())
 		kc, err := c.UserKubeconfig(controllers.ReferenceUser)
 		Expect(err).NotTo(HaveOccurred())
 		ref = &controllers.Reference{Binary: bin, Kubeconfig: kc, LogDir: c.LogDir()}

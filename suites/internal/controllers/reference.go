@@ -48,8 +48,9 @@ func BuildReference(ctx context.Context, dir string) (string, error) {
 }
 
 // GrantReference installs the controller's ClusterRole from its manifest and
-// binds it to ReferenceUser, so tests prove the manifest is enough.
-func GrantReference(ctx context.Context, client kubernetes.Interface) error {
+// binds it to user (ReferenceUser, or another reference controller's own),
+// so tests prove the manifest is enough.
+func GrantReference(ctx context.Context, client kubernetes.Interface, user string) error {
 	for _, doc := range bytes.Split(deploy.RBAC, []byte("\n---\n")) {
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
@@ -66,10 +67,14 @@ func GrantReference(ctx context.Context, client kubernetes.Interface) error {
 			return err
 		}
 	}
+	name := deploy.ClusterRoleName + "-harness"
+	if user != ReferenceUser {
+		name += "-" + strings.NewReplacer(":", "-", "/", "-").Replace(user)
+	}
 	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: deploy.ClusterRoleName + "-harness"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: deploy.ClusterRoleName},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: ReferenceUser}},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
 	}
 	if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
@@ -88,6 +93,12 @@ type Reference struct {
 	Gates      map[string]bool
 	// Faults are --inject-fault values: a deliberately broken controller.
 	Faults []string
+	// MaxPodsPerSync is --max-pods-per-sync (0: the controller's default):
+	// a deliberately slowed controller, which breaks no promise.
+	MaxPodsPerSync int
+	// User is the identity it runs as where the harness issues one
+	// (default ReferenceUser): another one tells its API requests apart.
+	User string
 
 	proc  *process.Process
 	port  int
@@ -128,6 +139,9 @@ func (r *Reference) Start(ctx context.Context) error {
 	}
 	for _, f := range r.Faults {
 		args = append(args, "--inject-fault="+f)
+	}
+	if r.MaxPodsPerSync > 0 {
+		args = append(args, "--max-pods-per-sync="+strconv.Itoa(r.MaxPodsPerSync))
 	}
 	if len(r.Gates) > 0 {
 		var g []string
@@ -203,6 +217,23 @@ func (r *Reference) Restart(ctx context.Context, gates map[string]bool) error {
 		r.Gates = gates
 	}
 	return r.Start(ctx)
+}
+
+// Usage is the controller process's processor time so far and the most
+// memory it held resident since it started or since ResetPeak.
+func (r *Reference) Usage() (time.Duration, uint64, error) {
+	if r.proc == nil || !r.proc.Running() {
+		return 0, 0, fmt.Errorf("the reference controller %s does not run", r.Name)
+	}
+	return r.proc.CPU(), r.proc.PeakMemory(), nil
+}
+
+// ResetPeak starts the controller's peak memory over.
+func (r *Reference) ResetPeak() error {
+	if r.proc == nil {
+		return fmt.Errorf("the reference controller %s does not run", r.Name)
+	}
+	return r.proc.ResetPeakMemory()
 }
 
 // LogPath is the controller's log file (every run appends to it).

@@ -34,7 +34,18 @@ func ResultOf(r *runner.Result, features []string) reports.Result {
 // Attach adds r to the current spec's report: its Result and its timeline
 // (never shown on the terminal), and on failure the timeline as text.
 func Attach(r *runner.Result, features []string) {
-	res, _ := json.Marshal(ResultOf(r, features))
+	attach(r, ResultOf(r, features))
+}
+
+// AttachFigures is Attach with the scale suite's measurements of the run.
+func AttachFigures(r *runner.Result, features []string, f *reports.Figures) {
+	res := ResultOf(r, features)
+	res.Figures = f
+	attach(r, res)
+}
+
+func attach(r *runner.Result, result reports.Result) {
+	res, _ := json.Marshal(result)
 	ginkgo.AddReportEntry(reports.EntryResult, data(res), ginkgo.ReportEntryVisibilityNever)
 	lines, err := r.Timeline.Lines()
 	if err != nil {

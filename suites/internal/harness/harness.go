@@ -242,6 +242,13 @@ func progress(w io.Writer) io.Writer {
 // issue a user's kubeconfig it runs as the least-privilege user of
 // controller/deploy/rbac.yaml, else with the admin kubeconfig.
 func (e *Env) StartReference(ctx context.Context, dir, name string, faults []string) (*controllers.Reference, error) {
+	return e.StartReferenceWith(ctx, dir, controllers.Reference{Name: name, Faults: faults})
+}
+
+// StartReferenceWith is StartReference of a controller shaped as want says
+// (its Name, Faults and MaxPodsPerSync); the binary, kubeconfig and logs are
+// the Env's.
+func (e *Env) StartReferenceWith(ctx context.Context, dir string, want controllers.Reference) (*controllers.Reference, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
@@ -252,13 +259,17 @@ func (e *Env) StartReference(ctx context.Context, dir, name string, faults []str
 			return nil, err
 		}
 	}
-	ref := &controllers.Reference{Binary: bin, Kubeconfig: e.Kubeconfig, LogDir: e.LogDir, Name: name, Faults: faults}
-	switch kc, err := e.Cluster.UserKubeconfig(controllers.ReferenceUser); {
+	ref := &controllers.Reference{Binary: bin, Kubeconfig: e.Kubeconfig, LogDir: e.LogDir, Name: want.Name, Faults: want.Faults, MaxPodsPerSync: want.MaxPodsPerSync}
+	user := want.User
+	if user == "" {
+		user = controllers.ReferenceUser
+	}
+	switch kc, err := e.Cluster.UserKubeconfig(user); {
 	case errors.Is(err, cluster.ErrUnsupported):
 	case err != nil:
 		return nil, err
 	default:
-		if err := controllers.GrantReference(ctx, e.Cluster.Client()); err != nil {
+		if err := controllers.GrantReference(ctx, e.Cluster.Client(), user); err != nil {
 			return nil, err
 		}
 		ref.Kubeconfig = kc

@@ -91,6 +91,8 @@ type Result struct {
 	Nodes string
 	// Gates are the feature gates set on the cluster (Options.Gates).
 	Gates string
+	// Judging is how long the invariants took over the recording.
+	Judging time.Duration
 }
 
 // Options are what some scenarios need beyond a client.
@@ -269,7 +271,9 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			r.Err = fmt.Errorf("metrics after the run: %w", err)
 		}
 	}
+	judging := time.Now()
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
+	r.Judging = time.Since(judging)
 	return r
 }
 

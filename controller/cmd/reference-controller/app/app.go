@@ -38,6 +38,7 @@ func Run(args []string) error {
 	unmanaged := fs.Bool("unmanaged", false, "also reconcile Jobs without spec.managedBy (only when the built-in Job controller is disabled)")
 	metricsAddr := fs.String("metrics-bind-address", "", "serve /metrics and /healthz here, e.g. 127.0.0.1:8080 (empty: off)")
 	workers := fs.Int("workers", 5, "Jobs synced in parallel")
+	maxPods := fs.Int("max-pods-per-sync", 0, "pods one sync creates or deletes at most (default upstream's 500; a small value slows the controller on purpose)")
 	gates := controller.NewGates()
 	fs.Func("feature-gates", "the controller's own gates, e.g. JobPodReplacementPolicy=false", func(s string) error {
 		return gates.Set(s)
@@ -72,7 +73,7 @@ func Run(args []string) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := controller.NewMetrics(reg)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c, err := controller.New(client, factory, metrics, controller.Options{Name: *name, Unmanaged: *unmanaged, Gates: gates, Workers: *workers, Faults: faults})
+	c, err := controller.New(client, factory, metrics, controller.Options{Name: *name, Unmanaged: *unmanaged, Gates: gates, Workers: *workers, MaxPodsPerSync: *maxPods, Faults: faults})
 	if err != nil {
 		return err
 	}

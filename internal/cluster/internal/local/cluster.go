@@ -183,6 +183,10 @@ type Cluster struct {
 	kubeconfig string
 	rest       *rest.Config
 	client     kubernetes.Interface
+
+	// issued are the users' kubeconfigs by file name (UserKubeconfig).
+	issuedMu sync.Mutex
+	issued   map[string]string
 }
 
 // Start brings a cluster up and returns when it is ready: /readyz answers ok,

@@ -158,8 +158,28 @@ func (p pki) writePair(certName, keyName string, c *x509.Certificate, key crypto
 // UserKubeconfig issues a client certificate for user (with groups) signed by
 // the cluster CA and writes a kubeconfig for it: how a test runs a controller
 // under its own, least-privileged identity.
+//
+// A user's kubeconfig is issued once and then returned again: rewriting the
+// certificate under a controller that runs with it makes client-go close
+// its connections (certificate rotation), and a pod create whose answer is
+// lost that way is created twice (seen: a second reference controller's
+// start broke the first one's creates, and an index got two pods).
 func (c *Cluster) UserKubeconfig(user string, groups ...string) (string, error) {
-	return c.clientKubeconfig("user-"+strings.NewReplacer(":", "_", "/", "_").Replace(user), user, groups)
+	file := "user-" + strings.NewReplacer(":", "_", "/", "_").Replace(strings.Join(append([]string{user}, groups...), "+"))
+	c.issuedMu.Lock()
+	defer c.issuedMu.Unlock()
+	if path, ok := c.issued[file]; ok {
+		return path, nil
+	}
+	path, err := c.clientKubeconfig(file, user, groups)
+	if err != nil {
+		return "", err
+	}
+	if c.issued == nil {
+		c.issued = map[string]string{}
+	}
+	c.issued[file] = path
+	return path, nil
 }
 
 // clientKubeconfig issues a client certificate for cn (in groups) from the

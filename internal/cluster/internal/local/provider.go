@@ -14,24 +14,56 @@ import (
 
 	"github.com/jobconform/jobconform/internal/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/internal/cluster/internal/provider"
+	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
 var _ provider.Cluster = (*Cluster)(nil)
 
 // Create starts a local cluster as cfg describes: one kwok node group per
-// node, so each node is lost and returned alone. stages are the kwok Stages
+// node, so each node is lost and returned alone (unless cfg.NodesPerGroup
+// puts several in each). stages are the kwok Stages
 // that make pods behave (see Config.KwokStages).
 func Create(ctx context.Context, cfg provider.Config, stages []byte) (provider.Cluster, error) {
 	c, err := Start(ctx, Config{
-		Name: cfg.Name, Version: cfg.Version, NodeGroups: cfg.Nodes, NodesPerGroup: 1,
+		Name: cfg.Name, Version: cfg.Version, NodeGroups: cfg.Nodes, NodesPerGroup: cfg.NodesPerGroup,
 		FeatureGates: cfg.FeatureGates, ExtraArgs: cfg.ExtraArgs, LogDir: cfg.LogDir,
-		Progress: cfg.Progress, KwokStages: stages, NodeKind: cfg.NodeKind,
+		Progress: cfg.Progress, KwokStages: stages, NodeKind: cfg.NodeKind, AuditUsers: cfg.AuditUsers,
 	})
 	if err != nil {
 		return nil, err // not a non-nil interface holding a nil *Cluster
 	}
 	return c, nil
+}
+
+var _ provider.Accounting = (*Cluster)(nil)
+
+// Usage is a control-plane component's processor time and peak memory.
+func (c *Cluster) Usage(comp provider.Component) (time.Duration, uint64, error) {
+	p, err := c.proc(comp)
+	if err != nil {
+		return 0, 0, err
+	}
+	return p.CPU(), p.PeakMemory(), nil
+}
+
+// ResetPeak starts a component's peak memory over.
+func (c *Cluster) ResetPeak(comp provider.Component) error {
+	p, err := c.proc(comp)
+	if err != nil {
+		return err
+	}
+	return p.ResetPeakMemory()
+}
+
+func (c *Cluster) proc(comp provider.Component) (*process.Process, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.procs[comp]
+	if p == nil || !p.Running() {
+		return nil, fmt.Errorf("%s does not run", comp)
+	}
+	return p, nil
 }
 
 // Provider is "local".

@@ -52,8 +52,17 @@ type Config struct {
 	// Version is the Kubernetes release vX.Y.Z (default: the project's default release).
 	Version string
 	// Nodes is the number of worker nodes (default 3). On the local provider
-	// each node is a node group of its own, lost and returned alone.
+	// each node is a node group of its own, lost and returned alone, unless
+	// NodesPerGroup says otherwise.
 	Nodes int
+	// NodesPerGroup, on the local provider with kwok nodes, puts that many
+	// nodes in each of the Nodes groups (one kwok process each): the scale
+	// suite's hundreds of nodes. Default 1.
+	NodesPerGroup int
+	// AuditUsers, on the local provider, are the users whose requests the
+	// apiserver logs (Accounting.AuditLog): the API requests each
+	// controller makes.
+	AuditUsers []string
 	// FeatureGates go to every control-plane component.
 	FeatureGates map[string]bool
 	// ExtraArgs are appended to a component's flags (later flags win).
@@ -123,6 +132,23 @@ type Cluster interface {
 	Pods() pods.Target
 	// Stop tears down whatever the provider started; idempotent.
 	Stop() error
+}
+
+// Accounting is what a provider that runs the control plane as processes on
+// this machine can tell of them (the local provider does; the others run
+// theirs elsewhere): the scale suite's side-by-side figures.
+type Accounting interface {
+	// Usage is a component's processor time so far, and the most memory it
+	// held resident since it started or since ResetPeak.
+	Usage(comp Component) (cpu time.Duration, peak uint64, err error)
+	// ResetPeak starts a component's peak memory over.
+	ResetPeak(comp Component) error
+	// CPU is the processor time of every process of the cluster so far, by
+	// component (kwok's node groups together).
+	CPU() map[string]time.Duration
+	// AuditLog is the apiserver's audit log of Config.AuditUsers (JSON
+	// lines; internal/apiaudit reads it); "" when none were given.
+	AuditLog() string
 }
 
 // DefaultName names a cluster whose Config has none.

@@ -1,0 +1,108 @@
+package scale
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/jobconform/jobconform/internal/apiaudit"
+	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// fromTimeline fills what a recording tells of a run: the pods created, the
+// time from the Job's creation to its terminal condition (or its removal),
+// and the most pods created within one second.
+func fromTimeline(tl timeline.Timeline, f *reports.Figures) {
+	var created, finished time.Time
+	var creates []time.Time
+	seen := map[string]bool{}
+	for _, e := range tl {
+		switch e.Kind {
+		case "Job":
+			if e.Type == timeline.Added && created.IsZero() {
+				created = e.Time
+			}
+			if finished.IsZero() && (e.Type == timeline.Deleted || (e.Job() != nil && kube.JobFinished(e.Job()))) {
+				finished = e.Time
+			}
+		case "Pod":
+			if e.Type == timeline.Added && !seen[e.Name] {
+				seen[e.Name] = true
+				creates = append(creates, e.Time)
+			}
+		}
+	}
+	f.Created = len(creates)
+	if !created.IsZero() && !finished.IsZero() {
+		f.ToFinish = finished.Sub(created).Seconds()
+	}
+	f.PeakCreates = peakWithin(creates, time.Second)
+}
+
+// peakWithin is the most of ts that fall within any window of length w.
+func peakWithin(ts []time.Time, w time.Duration) int {
+	sorted := append([]time.Time(nil), ts...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Before(sorted[j]) })
+	best, lo := 0, 0
+	for hi := range sorted {
+		for sorted[hi].Sub(sorted[lo]) >= w {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return best
+}
+
+// fromAudit fills the API requests user made, read from an audit log's
+// entries written from offset on (those of this run: specs run one at a
+// time).
+func fromAudit(log string, offset int64, user string, f *reports.Figures) error {
+	file, err := os.Open(log)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	if _, err := file.Seek(offset, io.SeekStart); err != nil {
+		return err
+	}
+	t, err := apiaudit.Read(file)
+	if err != nil {
+		return fmt.Errorf("the apiserver's audit log %s: %w", log, err)
+	}
+	mine := t.Requests.Of(user)
+	f.Requests = mine.Total()
+	f.ByVerb = map[string]int{}
+	for k, n := range mine {
+		f.ByVerb[k.Verb+" "+k.Resource] += n
+	}
+	f.StatusWrites = mine.Sum(func(k apiaudit.Key) bool {
+		return k.Resource == "jobs/status" && (k.Verb == "update" || k.Verb == "patch")
+	})
+	f.Conflicts = t.Conflicts.Of(user).Total()
+	return nil
+}
+
+// fileSize is the size of the file at path (0 when it does not exist yet).
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// selfUsage is this process's processor time so far and its peak resident
+// memory (whole life).
+func selfUsage() (time.Duration, uint64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpu, uint64(ru.Maxrss) * 1024 // Linux reports kilobytes
+}

@@ -1,0 +1,298 @@
+// Package scale is the scale suite (issue #32): Jobs of thousands of pods
+// (scenarios/catalog's scale/<form>/, 1,000 pods on 100 kwok nodes or
+// 10,000 on 1,000) against each controller under test, one Job at a time on
+// one local cluster, every invariant judged over the whole recording — and
+// the controllers measured side by side: time to finish, pods created per
+// second at the peak, API requests (the apiserver's audit log, by user),
+// status writes and conflicts, CPU and peak memory of their processes, and
+// the harness's own cost. Beside the reference controller runs a copy slowed
+// on purpose (a few pods per sync): the table must show it slower, and no
+// invariant may fail it for being slow. jobconform run --suites scale (make
+// scale) runs it; make test runs the 1k form.
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/internal/cluster"
+	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/suites/internal/controllers"
+	"github.com/jobconform/jobconform/suites/internal/harness"
+	"github.com/jobconform/jobconform/suites/internal/runner"
+)
+
+// Description is the suite's name in Ginkgo's reports.
+const Description = "jobconform scale"
+
+// BuiltInUser is the identity kube-controller-manager's Job controller uses
+// (--use-service-account-credentials): the built-in's requests in the audit log.
+const BuiltInUser = "system:serviceaccount:kube-system:job-controller"
+
+// Slowed is the reference controller slowed on purpose: it creates or
+// deletes at most SlowedPodsPerSync pods per sync (upstream: 500), which
+// breaks no promise. It runs the scenarios SlowedRuns names when the
+// reference controller is under test.
+var Slowed = runner.Controller{Name: "reference-slowed", ManagedBy: ptr.To("jobconform.io/reference-slowed"), Finalizer: controller.TrackingFinalizer}
+
+// SlowedPodsPerSync is the slowed reference's cap; SlowedUser its identity
+// (its API requests counted apart from the reference's).
+const (
+	SlowedPodsPerSync = 10
+	SlowedUser        = "jobconform:reference-controller-slowed"
+)
+
+// SlowedRuns tells whether the slowed reference runs scenario name: the
+// Job that only completes, in each form.
+func SlowedRuns(name string) bool { return strings.HasSuffix(name, "indexed-complete") }
+
+var once sync.Once
+
+// Register adds the suite's specs and set-up to Ginkgo's global suite, once.
+func Register() { once.Do(register) }
+
+// The suite runs in one process (jobconform run gives it one): a spec's
+// measurements assume it is the only Job on the cluster.
+var env struct {
+	setup   *harness.Env
+	slowed  *controllers.Reference
+	client  kubernetes.Interface
+	version string
+	form    string
+}
+
+func register() {
+	BeforeSuite(func(ctx SpecContext) {
+		st, err := harness.Settings()
+		Expect(err).NotTo(HaveOccurred())
+		env.form = st.ScaleForm()
+		shape, ok := catalog.ScaleForms[env.form]
+		Expect(ok).To(BeTrue(), "scale form %q", env.form)
+		o := harness.OptionsOf(st)
+		o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
+		o.Cluster.Nodes, o.Cluster.NodesPerGroup = shape.NodeGroups, shape.NodesPerGroup
+		o.Cluster.AuditUsers = []string{BuiltInUser, controllers.ReferenceUser, SlowedUser}
+		fmt.Fprintf(GinkgoWriter, "scale suite (%s): a local cluster of %d kwok nodes\n", env.form, shape.NodeGroups*shape.NodesPerGroup)
+		env.setup, err = harness.Setup(ctx, o)
+		Expect(err).NotTo(HaveOccurred())
+		if env.setup.Reference != nil {
+			env.slowed, err = env.setup.StartReferenceWith(ctx, o.TempDir, controllers.Reference{Name: *Slowed.ManagedBy, MaxPodsPerSync: SlowedPodsPerSync, User: SlowedUser})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		env.client, env.version, err = kube.Client(env.setup.Kubeconfig, env.setup.Version)
+		Expect(err).NotTo(HaveOccurred())
+	}, NodeTimeout(60*time.Minute))
+
+	AfterSuite(func() {
+		var errs []error
+		if env.slowed != nil {
+			errs = append(errs, env.slowed.Stop())
+		}
+		if env.setup != nil {
+			errs = append(errs, env.setup.Stop())
+		}
+		Expect(errors.Join(errs...)).To(Succeed())
+	})
+
+	Describe("scale", func() {
+		st, err := harness.Settings()
+		if err != nil {
+			It("reads the settings", func() { Fail(err.Error()) })
+			return
+		}
+		all, err := catalog.LoadScale(st.ScaleForm())
+		if err != nil {
+			It("loads the scenarios", func() { Fail(err.Error()) })
+			return
+		}
+		cs, err := harness.ControllersUnderTest()
+		if err != nil {
+			It("reads the controllers under test", func() { Fail(err.Error()) })
+			return
+		}
+		for _, s := range all {
+			for _, c := range Controllers(cs, s.Name) {
+				It(fmt.Sprintf("[%s] %s", c.Name, s.Name), Label(append([]string{"scale"}, s.Features...)...), func(ctx SpecContext) {
+					run(ctx, s, c)
+				}, SpecTimeout(s.Timeout.Duration+5*time.Minute))
+			}
+		}
+	})
+
+	ReportAfterSuite("verdicts", func(report Report) {
+		ginkgoreport.PrintVerdicts(os.Stdout, "jobconform scale verdicts (Kubernetes "+env.version+", "+env.form+" form)", report)
+		runs, err := ginkgoreport.Runs(report)
+		if err != nil {
+			fmt.Fprintf(os.Stdout, "scale figures: %v\n", err)
+			return
+		}
+		fmt.Fprintf(os.Stdout, "\njobconform scale figures (Kubernetes %s, %s form; ratios to the built-in)\n\n%s\n", env.version, env.form, reports.ScaleTable(runs))
+	})
+}
+
+// Controllers are the controllers that run scenario name: those under
+// test, and the slowed reference beside the reference where SlowedRuns.
+func Controllers(under []runner.Controller, name string) []runner.Controller {
+	out := append([]runner.Controller(nil), under...)
+	for _, c := range under {
+		if c.Name == runner.Reference.Name && len(c.Faults) == 0 && SlowedRuns(name) {
+			out = append(out, Slowed)
+		}
+	}
+	return out
+}
+
+func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
+	m, err := startMeter(c)
+	Expect(err).NotTo(HaveOccurred())
+	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.setup.Pods})
+	f := m.finish(r, s)
+	harness.AttachFigures(r, s.Features, f)
+	if r.Skipped != "" {
+		Skip(r.Skipped)
+	}
+	Expect(r.Failures()).To(BeEmpty(), "%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
+}
+
+// meter measures one run: the controller's process and API requests, every
+// process's CPU, the harness's own.
+type meter struct {
+	c          runner.Controller
+	acct       cluster.Accounting
+	auditFrom  int64
+	ctlCPU     time.Duration
+	clusterCPU time.Duration
+	otherCPU   time.Duration // the reference controllers', beside the cluster's
+	selfCPU    time.Duration
+	errs       []string
+}
+
+func startMeter(c runner.Controller) (*meter, error) {
+	acct, ok := env.setup.Cluster.(cluster.Accounting)
+	if !ok {
+		return nil, fmt.Errorf("the %s provider cannot measure its processes: the scale suite runs on the local provider", env.setup.Cluster.Provider())
+	}
+	m := &meter{c: c, acct: acct, auditFrom: fileSize(acct.AuditLog())}
+	if err := m.resetPeak(); err != nil {
+		m.errs = append(m.errs, err.Error())
+	}
+	m.ctlCPU, _ = m.usage()
+	m.clusterCPU, m.otherCPU = clusterCPU(acct), referencesCPU()
+	m.selfCPU, _ = selfUsage()
+	return m, nil
+}
+
+// usage is the controller's process's CPU and peak memory, and its name.
+func (m *meter) usage() (time.Duration, uint64) {
+	var cpu time.Duration
+	var peak uint64
+	var err error
+	switch ref := m.reference(); {
+	case m.c.Name == runner.BuiltIn.Name:
+		cpu, peak, err = m.acct.Usage(cluster.ControllerManager)
+	case ref != nil:
+		cpu, peak, err = ref.Usage()
+	default:
+		err = fmt.Errorf("the harness does not run %s: its CPU and memory are not measured", m.c.Name)
+	}
+	if err != nil {
+		m.errs = append(m.errs, err.Error())
+	}
+	return cpu, peak
+}
+
+func (m *meter) resetPeak() error {
+	if m.c.Name == runner.BuiltIn.Name {
+		return m.acct.ResetPeak(cluster.ControllerManager)
+	}
+	if ref := m.reference(); ref != nil {
+		return ref.ResetPeak()
+	}
+	return nil
+}
+
+func (m *meter) reference() *controllers.Reference {
+	switch m.c.Name {
+	case runner.Reference.Name:
+		return env.setup.Reference
+	case Slowed.Name:
+		return env.slowed
+	}
+	return nil
+}
+
+func (m *meter) process() string {
+	switch m.c.Name {
+	case runner.BuiltIn.Name:
+		return string(cluster.ControllerManager)
+	case runner.Reference.Name, Slowed.Name:
+		return "reference-controller"
+	}
+	return ""
+}
+
+// finish reads the figures of the run r of s.
+func (m *meter) finish(r *runner.Result, s *scenarios.Scenario) *reports.Figures {
+	f := &reports.Figures{Process: m.process(), JudgeSeconds: r.Judging.Seconds(), RecordingEntries: len(r.Timeline)}
+	f.Pods = int(ptr.Deref(s.Job.Completions, 0))
+	fromTimeline(r.Timeline, f)
+	cpu, peak := m.usage()
+	f.CPUSeconds, f.PeakMemory = (cpu - m.ctlCPU).Seconds(), peak
+	self, selfPeak := selfUsage()
+	f.HarnessCPUSeconds, f.HarnessPeakMemory = (self - m.selfCPU).Seconds(), selfPeak
+	f.RunCPUSeconds = (clusterCPU(m.acct) - m.clusterCPU + referencesCPU() - m.otherCPU).Seconds() + f.HarnessCPUSeconds
+	user := controllers.ReferenceUser
+	switch m.c.Name {
+	case runner.BuiltIn.Name:
+		user = BuiltInUser
+	case Slowed.Name:
+		user = SlowedUser
+	}
+	if err := fromAudit(m.acct.AuditLog(), m.auditFrom, user, f); err != nil {
+		m.errs = append(m.errs, err.Error())
+	}
+	if lines, err := r.Timeline.Lines(); err == nil {
+		f.RecordingBytes = len(lines)
+	}
+	for _, e := range m.errs {
+		AddReportEntry("scale figures: not measured", e)
+	}
+	return f
+}
+
+func clusterCPU(a cluster.Accounting) time.Duration {
+	var total time.Duration
+	for _, d := range a.CPU() {
+		total += d
+	}
+	return total
+}
+
+func referencesCPU() time.Duration {
+	var total time.Duration
+	for _, r := range []*controllers.Reference{env.setup.Reference, env.slowed} {
+		if r == nil {
+			continue
+		}
+		if cpu, _, err := r.Usage(); err == nil {
+			total += cpu
+		}
+	}
+	return total
+}
