@@ -10,7 +10,7 @@ ARGS  ?=
 export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 JOBCONFORM := $(GO) run ./cmd/jobconform
 
-.PHONY: all run test unit bench mutate matrix fidelity drill binaries cluster vet verify fmt clean
+.PHONY: all run test unit bench mutate matrix fidelity drill scale binaries cluster vet verify fmt clean
 
 all: test
 
@@ -47,6 +47,13 @@ fidelity:
 ## drill: the drill suite alone (ARGS='--drill-path v1.36.3,v1.37.1,v1.36.3,v1.37.1', '--drills a,b')
 drill:
 	$(JOBCONFORM) run --suites drill $(ARGS)
+
+## scale: the scale suite alone, the built-in, the reference and a slowed reference side by side:
+## SCALE=1k (default) 1,000-pod Jobs on 100 kwok nodes, about 15 minutes on 2 cores;
+## SCALE=10k 10,000-pod Jobs on 1,000 kwok nodes (docs/performance.md has its time)
+SCALE ?= 1k
+scale:
+	$(JOBCONFORM) run --suites scale --scale $(SCALE) $(ARGS)
 
 ## binaries: build (once; cached outside the checkout) the releases the tests use, and a kubelet
 binaries:

@@ -10,7 +10,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
@@ -183,31 +187,110 @@ func Sort(runs []Run) {
 // object is what the drawings read of a timeline line's object.
 type object struct {
 	Metadata struct {
-		DeletionTimestamp *time.Time        `json:"deletionTimestamp"`
+		DeletionTimestamp *time.Time        `json:"deletionTimestamp,omitempty"`
 		CreationTimestamp time.Time         `json:"creationTimestamp"`
-		Annotations       map[string]string `json:"annotations"`
+		Annotations       map[string]string `json:"annotations,omitempty"`
 	} `json:"metadata"`
 	Status struct {
-		Phase       string `json:"phase"`
-		Active      int32  `json:"active"`
-		Ready       *int32 `json:"ready"`
-		Terminating *int32 `json:"terminating"`
-		Failed      int32  `json:"failed"`
-		Succeeded   int32  `json:"succeeded"`
-		Conditions  []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-			Reason string `json:"reason"`
-		} `json:"conditions"`
-		ContainerStatuses []struct {
-			State struct {
-				Terminated *struct {
-					ExitCode int32  `json:"exitCode"`
-					Reason   string `json:"reason"`
-				} `json:"terminated"`
-			} `json:"state"`
-		} `json:"containerStatuses"`
+		Phase       string      `json:"phase,omitempty"`
+		Active      int32       `json:"active,omitempty"`
+		Ready       *int32      `json:"ready,omitempty"`
+		Terminating *int32      `json:"terminating,omitempty"`
+		Failed      int32       `json:"failed,omitempty"`
+		Succeeded   int32       `json:"succeeded,omitempty"`
+		Conditions  []condition `json:"conditions,omitempty"`
+		// ContainerStatuses: the first container's, as far as drawn.
+		ContainerStatuses []containerStatus `json:"containerStatuses,omitempty"`
 	} `json:"status"`
+}
+
+type condition struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type containerStatus struct {
+	State struct {
+		Terminated *terminated `json:"terminated,omitempty"`
+	} `json:"state"`
+}
+
+type terminated struct {
+	ExitCode int32  `json:"exitCode"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// CompactLines is t as timeline.Lines writes it, with only what the
+// reports draw: the Jobs' and pods' entries, each object cut down to the
+// fields object holds, and a pod's change left out when none of those
+// changed. A scale run's recording, 10,000 pods, is otherwise hundreds of
+// megabytes in every report file and in the suite's memory.
+func CompactLines(t timeline.Timeline) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	last := map[string]string{} // pod → its last compact object
+	for _, e := range t {
+		var o object
+		switch obj := e.Object.(type) {
+		case *corev1.Pod:
+			o = podObject(obj)
+		case *batchv1.Job:
+			o = jobObject(obj)
+		default:
+			continue
+		}
+		data, err := json.Marshal(o)
+		if err != nil {
+			return "", err
+		}
+		if e.Kind == "Pod" {
+			if e.Type == timeline.Modified && last[e.Name] == string(data) {
+				continue
+			}
+			last[e.Name] = string(data)
+		}
+		if err := enc.Encode(timeline.Line{Time: e.Time, Type: e.Type, Kind: e.Kind, Name: e.Name, Object: data}); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+func podObject(p *corev1.Pod) object {
+	var o object
+	if p.DeletionTimestamp != nil {
+		o.Metadata.DeletionTimestamp = &p.DeletionTimestamp.Time
+	}
+	o.Metadata.CreationTimestamp = p.CreationTimestamp.Time
+	if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
+		o.Metadata.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: ix}
+	}
+	o.Status.Phase = string(p.Status.Phase)
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			o.Status.Conditions = append(o.Status.Conditions, condition{Type: string(c.Type), Status: string(c.Status)})
+		}
+	}
+	if len(p.Status.ContainerStatuses) > 0 {
+		var cs containerStatus
+		if t := p.Status.ContainerStatuses[0].State.Terminated; t != nil {
+			cs.State.Terminated = &terminated{ExitCode: t.ExitCode, Reason: t.Reason}
+		}
+		o.Status.ContainerStatuses = []containerStatus{cs}
+	}
+	return o
+}
+
+func jobObject(j *batchv1.Job) object {
+	var o object
+	o.Metadata.CreationTimestamp = j.CreationTimestamp.Time
+	st := j.Status
+	o.Status.Active, o.Status.Ready, o.Status.Terminating, o.Status.Failed, o.Status.Succeeded = st.Active, st.Ready, st.Terminating, st.Failed, st.Succeeded
+	for _, c := range st.Conditions {
+		o.Status.Conditions = append(o.Status.Conditions, condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason})
+	}
+	return o
 }
 
 func parseTimeline(lines string) ([]Event, error) {

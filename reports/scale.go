@@ -121,7 +121,7 @@ func WriteScaleTable(w io.Writer, runs []Run) {
 			mib(f.PeakMemory), ratio(float64(f.PeakMemory), float64(bf.PeakMemory)))
 	}
 	fmt.Fprintf(w, "\nThe harness's own cost (the suite process: recorder, steps, invariants):\n\n")
-	fmt.Fprintf(w, "| scenario | controller | harness CPU-s | share of the run's CPU | judged in | recording | harness peak memory |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| scenario | controller | harness CPU-s | share of the run's CPU | judged in | recording | harness peak memory (so far) |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		f := r.Figures
 		share := "–"

@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/reports"
 )
 
 // bench is make bench: the local provider's start-to-ready (go test's
 // benchmark, median of 7), the invariants' judging cost at 100 to 10,000
 // pods, then the conformance and chaos suites against
-// the controllers under test, each --runs times, with the median wall time.
+// the controllers under test, each --runs times, with the median wall time;
+// then the scale suite once, with its side-by-side table.
 func bench(ctx context.Context, args []string) error {
 	if err := checkout(); err != nil {
 		return usageError{err}
@@ -28,6 +30,7 @@ func bench(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	o.AddFlags(fs)
 	runs := fs.Int("runs", 3, "times each suite runs (the median is printed)")
+	scaleFigures := fs.Bool("scale-figures", true, "then run the scale suite once (its --scale form, default 1k: about 15 minutes) and print its side-by-side figures")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -88,6 +91,26 @@ func bench(ctx context.Context, args []string) error {
 		sort.Float64s(secs)
 		fmt.Printf("%s suite, %v, Kubernetes %s, %d processes: median %.0fs wall of %d runs (set-up included)\n",
 			suite, p.o.ControllerNames(), p.o.Run.Versions[0], p.jobs[0].procs(), secs[len(secs)/2], *runs)
+	}
+	if *scaleFigures {
+		so := o
+		so.Run.Suites = []string{"scale"}
+		so.Run.Artifacts = filepath.Join(base, "bench", "scale")
+		_ = os.RemoveAll(so.Run.Artifacts)
+		p, err := check(ctx, so)
+		if err != nil {
+			return usageError{err}
+		}
+		start := time.Now()
+		res, err := p.runJobs(ctx)
+		if err != nil {
+			return err
+		}
+		if err := res.verdict(); err != nil {
+			failed = err
+		}
+		fmt.Printf("scale suite (%s form), %v, Kubernetes %s: %.0fs wall (set-up included); reports in %s\n\n%s",
+			p.o.ScaleForm(), p.o.ControllerNames(), p.o.Run.Versions[0], time.Since(start).Seconds(), so.Run.Artifacts, reports.ScaleTable(res.runs))
 	}
 	return failed
 }

@@ -468,6 +468,9 @@ func (res *outcome) verdict() error {
 		return err
 	}
 	failed := printVerdicts(os.Stdout, res.runs)
+	if t := reports.ScaleTable(res.runs); t != "" {
+		fmt.Printf("\nscale: the controllers side by side (ratios to the built-in)\n\n%s\n", t)
+	}
 	var errs []error
 	if res.fidelity[0] != "" && res.fidelity[1] != "" {
 		out := filepath.Join(res.artifacts, "fidelity.md")

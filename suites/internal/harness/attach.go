@@ -34,26 +34,32 @@ func ResultOf(r *runner.Result, features []string) reports.Result {
 // Attach adds r to the current spec's report: its Result and its timeline
 // (never shown on the terminal), and on failure the timeline as text.
 func Attach(r *runner.Result, features []string) {
-	attach(r, ResultOf(r, features))
+	lines, err := r.Timeline.Lines()
+	attach(r, ResultOf(r, features), lines, err, true)
 }
 
-// AttachFigures is Attach with the scale suite's measurements of the run.
+// AttachFigures is Attach for the scale suite: the run's measurements
+// kept with its Result, and its timeline as the reports draw it
+// (reports.CompactLines) — a 10,000-pod recording in full would be
+// hundreds of megabytes in the report and in the suite's memory — and no
+// timeline text on failure, for the same reason: the verdict names the
+// broken step or invariant, the report draws the run.
 func AttachFigures(r *runner.Result, features []string, f *reports.Figures) {
 	res := ResultOf(r, features)
 	res.Figures = f
-	attach(r, res)
+	lines, err := reports.CompactLines(r.Timeline)
+	attach(r, res, lines, err, false)
 }
 
-func attach(r *runner.Result, result reports.Result) {
+func attach(r *runner.Result, result reports.Result, lines string, linesErr error, text bool) {
 	res, _ := json.Marshal(result)
 	ginkgo.AddReportEntry(reports.EntryResult, data(res), ginkgo.ReportEntryVisibilityNever)
-	lines, err := r.Timeline.Lines()
-	if err != nil {
+	if linesErr != nil {
 		lines = ""
-		ginkgo.AddReportEntry("timeline not recorded", err.Error())
+		ginkgo.AddReportEntry("timeline not recorded", linesErr.Error())
 	}
 	ginkgo.AddReportEntry(reports.EntryTimeline, data(lines), ginkgo.ReportEntryVisibilityNever)
-	if len(r.Failures()) > 0 {
+	if text && len(r.Failures()) > 0 {
 		ginkgo.AddReportEntry("timeline", TimelineText(r), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 	}
 }
