@@ -83,7 +83,8 @@ func test(ctx context.Context, args []string) error {
 }
 
 // goTestPackages runs go test on every package of the module but the
-// suites', one package at a time (the integration specs start clusters).
+// suites', one package at a time (the integration specs start clusters),
+// then the suites' packages with -short (their unit tests alone).
 func goTestPackages(ctx context.Context, versions []string) error {
 	list, err := exec.CommandContext(ctx, "go", "list", "./...").Output()
 	if err != nil {
@@ -104,6 +105,13 @@ func goTestPackages(ctx context.Context, versions []string) error {
 	cmd.WaitDelay = time.Minute
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go test: %w", err)
+	}
+	// The suites' own unit tests (their specs skip under -short: jobconform
+	// run runs those).
+	cmd = exec.CommandContext(ctx, "go", append([]string{"test", "-short", "-count=1"}, suitePackages...)...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go test -short of the suites: %w", err)
 	}
 	return nil
 }

@@ -153,6 +153,15 @@ func TestValidate(t *testing.T) {
 		"--builtin-scenarios": func(o *Options) { o.BuiltinScenarios = false },
 		"--nodes kubelet":     func(o *Options) { o.Nodes = NodesKubelet; o.Provider = "kind" },
 		"--feature-gates and": func(o *Options) { o.Kubeconfig = "k"; o.FeatureGates = map[string]bool{"A": true} },
+		"--scale":             func(o *Options) { o.Scale = "100k" },
+		"--suites scale runs on kwok nodes": func(o *Options) {
+			o.Run.Suites = []string{"scale"}
+			o.Nodes = NodesKubelet
+		},
+		"--suites scale brings up a local cluster": func(o *Options) {
+			o.Run.Suites = []string{"scale"}
+			o.Provider = "kind"
+		},
 	}
 	for flagName, breakIt := range bad {
 		o := Defaults()
