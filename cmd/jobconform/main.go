@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/jobconform/jobconform/controller/cmd/reference-controller/app"
+	dispatcher "github.com/jobconform/jobconform/controller/dispatch/app"
 	clusterpkg "github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/k8sbin"
@@ -29,6 +30,7 @@ Usage:
   jobconform list    [--scenarios DIR]...       list the scenarios a run would use
   jobconform schema                             print the JSON Schema of scenario files
   jobconform reference-controller [flags]       run the reference Job controller (e.g. as an external controller)
+  jobconform dispatcher [flags]                 run the reference dispatcher between a manager and a worker cluster
   jobconform build   [--k8s-version vX.Y.Z]...   build and cache Kubernetes binaries (--kueue V: Kueue's too)
   jobconform cluster [flags]                    run a local cluster until interrupted
   jobconform report  --out DIR REPORT.json...   write report.html and summary.md from Ginkgo JSON reports
@@ -61,6 +63,12 @@ func main() {
 	case "reference-controller":
 		if err := app.Run(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "reference-controller:", err)
+			os.Exit(1)
+		}
+		return
+	case "dispatcher":
+		if err := dispatcher.Run(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "dispatcher:", err)
 			os.Exit(1)
 		}
 		return
