@@ -62,6 +62,10 @@ func planJobs(o options.Options, specs map[string]int) []job {
 	add := func(suite, v string, controllers []string, nodes, dir string) {
 		jo := o
 		jo.Version, jo.Controllers, jo.Nodes = v, controllers, nodes
+		// Its processes are told their own suite only: the settings they
+		// validate hold for it (kubelet nodes and the scale suite don't mix).
+		jo.Run.Suites = []string{suite}
+		jo.Run.KubeletConformance = jo.Run.KubeletConformance && suite == "conformance"
 		if v != "" && release.Minor(v) < managedByBeta && hasDelegated(controllers) {
 			if _, set := o.FeatureGates["JobManagedBy"]; !set {
 				var builtin, delegated []string

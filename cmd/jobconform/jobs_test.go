@@ -15,9 +15,9 @@ func TestPlanJobs(t *testing.T) {
 	o.Run.Artifacts = "/a"
 	o.Run.Versions = []string{"v1.37.1"}
 	o.Run.BuiltinAt = []string{"v1.36.3"}
-	o.Run.Suites = []string{"conformance", "chaos", "drill"}
+	o.Run.Suites = []string{"conformance", "chaos", "drill", "scale"}
 	o.Run.KubeletConformance = true
-	specs := map[string]int{"conformance": 1, "chaos": 1, "drill": 1}
+	specs := map[string]int{"conformance": 1, "chaos": 1, "drill": 1, "scale": 1}
 	var got []string
 	for _, j := range planJobs(o, specs) {
 		stream := "front"
@@ -25,6 +25,11 @@ func TestPlanJobs(t *testing.T) {
 			stream = "beside"
 		}
 		got = append(got, fmt.Sprintf("%s %s %s %s %s %s", stream, j.suite, j.o.Version, strings.Join(j.o.Controllers, ","), orDefault(j.o.Nodes, "kwok"), j.dir))
+		// What each job's processes are told holds for them (seen: the
+		// kubelet conformance suite told of the scale suite refused it).
+		if jo := j.o; jo.Validate() != nil || len(jo.Run.Suites) != 1 || jo.Run.Suites[0] != j.suite {
+			t.Errorf("%s at %s on %s nodes: told suites %v, Validate() = %v", j.suite, j.o.Version, j.o.Nodes, j.o.Run.Suites, jo.Validate())
+		}
 	}
 	want := []string{ // each stream runs its jobs in this order
 		"beside drill v1.37.1 builtin,reference kwok /a/v1.37.1",
@@ -33,6 +38,7 @@ func TestPlanJobs(t *testing.T) {
 		"front chaos v1.37.1 builtin,reference kwok /a/v1.37.1",
 		"beside chaos v1.36.3 builtin kwok /a/v1.36.3",
 		"front conformance v1.37.1 builtin,reference kubelet /a/kubelet-v1.37.1",
+		"front scale v1.37.1 builtin,reference kwok /a/v1.37.1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
