@@ -245,12 +245,8 @@ func (p *Process) PID() int {
 // CPU is the processor time (user and system) the running process has used so
 // far, read from /proc; 0 when it is not running or /proc cannot tell.
 func (p *Process) CPU() time.Duration {
-	pid := p.PID()
-	if pid == 0 {
-		return 0
-	}
-	proc, err := procfs.NewProc(pid)
-	if err != nil {
+	proc, ok := p.procfs()
+	if !ok {
 		return 0
 	}
 	st, err := proc.Stat()
@@ -260,15 +256,21 @@ func (p *Process) CPU() time.Duration {
 	return time.Duration(st.CPUTime() * float64(time.Second))
 }
 
+// procfs is the running process in /proc; false when it does not run.
+func (p *Process) procfs() (procfs.Proc, bool) {
+	pid := p.PID()
+	if pid == 0 {
+		return procfs.Proc{}, false
+	}
+	proc, err := procfs.NewProc(pid)
+	return proc, err == nil
+}
+
 // PeakMemory is the most memory the process has held resident (VmHWM)
 // since it started or since ResetPeakMemory, in bytes; 0 when it does not run.
 func (p *Process) PeakMemory() uint64 {
-	pid := p.PID()
-	if pid == 0 {
-		return 0
-	}
-	proc, err := procfs.NewProc(pid)
-	if err != nil {
+	proc, ok := p.procfs()
+	if !ok {
 		return 0
 	}
 	st, err := proc.NewStatus()

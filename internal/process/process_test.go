@@ -223,3 +223,26 @@ func TestSetEnv(t *testing.T) {
 		t.Errorf("the process saw %q, want %q", strings.TrimSpace(string(got)), "1 kept")
 	}
 }
+
+// A running process's peak memory is read from /proc and can start over;
+// one that does not run has none.
+func TestPeakMemory(t *testing.T) {
+	p := New("sleeper", filepath.Join(t.TempDir(), "sleeper.log"))
+	if p.PeakMemory() != 0 || p.ResetPeakMemory() == nil {
+		t.Fatal("a process not started has a peak memory, or resets one")
+	}
+	p.SetCommand("/bin/sleep", "30")
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if p.PeakMemory() == 0 {
+		t.Error("no peak memory of a running process")
+	}
+	if err := p.ResetPeakMemory(); err != nil {
+		t.Errorf("ResetPeakMemory: %v", err)
+	}
+	if p.PeakMemory() == 0 {
+		t.Error("no peak memory after a reset (it starts over from the resident size)")
+	}
+}
