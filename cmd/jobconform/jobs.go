@@ -320,6 +320,7 @@ func (p *plan) runJob(ctx context.Context, bin string, j job, out io.Writer, sho
 	}
 	o := j.o
 	o.ReferenceBinary = filepath.Join(bin, "reference-controller")
+	o.DispatcherBinary = filepath.Join(bin, "dispatcher")
 	o.ProgressFile = filepath.Join(j.dir, "progress-"+j.suite+".log")
 	if o.External.Command != "" {
 		o.External.Command = "cd " + shellQuote(p.cwd) + " || exit 1\n" + o.External.Command
@@ -387,7 +388,7 @@ func (j job) ginkgoArgs(bin string, out io.Writer) []string {
 // writeScripts writes the suites' executables into bin: scripts that run
 // this binary as a suite process (Ginkgo runs them as compiled test
 // binaries, its parallel processes included), from the user's directory,
-// and the reference controller.
+// the reference controller and the reference dispatcher.
 func (p *plan) writeScripts(bin string) error {
 	self, err := os.Executable()
 	if err != nil {
@@ -403,6 +404,9 @@ func (p *plan) writeScripts(bin string) error {
 		if err := script(suiteScript(s), fmt.Sprintf("cd %s || exit 1\nexec %s suite-process %s \"$@\"", shellQuote(p.cwd), shellQuote(self), s)); err != nil {
 			return err
 		}
+	}
+	if err := script("dispatcher", fmt.Sprintf("exec %s dispatcher \"$@\"", shellQuote(self))); err != nil {
+		return err
 	}
 	return script("reference-controller", fmt.Sprintf("exec %s reference-controller \"$@\"", shellQuote(self)))
 }

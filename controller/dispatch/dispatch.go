@@ -87,6 +87,17 @@ func New(manager, worker kubernetes.Interface, mf, wf informers.SharedInformerFa
 	return d, nil
 }
 
+// HasSynced tells whether both clusters' Jobs are known: the dispatcher
+// is ready.
+func (d *Dispatcher) HasSynced() bool {
+	for _, s := range d.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
+}
+
 // Run dispatches until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()

@@ -37,7 +37,7 @@ const (
 var Providers = []string{"existing", "kind", "local"}
 
 // Controllers under test, as --controllers names them.
-var Controllers = []string{"builtin", "reference", "external"}
+var Controllers = []string{"builtin", "reference", "dispatcher", "external"}
 
 // Options is everything a run is told. Its zero value is not a default:
 // take Defaults() or FromEnv().
@@ -65,6 +65,9 @@ type Options struct {
 	// ReferenceBinary is a reference controller executable to run instead
 	// of building one from the module.
 	ReferenceBinary string `json:"referenceBinary,omitempty"`
+	// DispatcherBinary is a reference dispatcher executable to run instead
+	// of building one from the module.
+	DispatcherBinary string `json:"dispatcherBinary,omitempty"`
 
 	// ScenarioDirs hold the user's own scenario files.
 	ScenarioDirs []string `json:"scenarioDirs,omitempty"`
@@ -183,6 +186,7 @@ const (
 	envExternalFinal    = "JOBCONFORM_EXTERNAL_FINALIZER"
 	envReferenceFaults  = "JOBCONFORM_REFERENCE_FAULTS"
 	envReferenceBinary  = "JOBCONFORM_REFERENCE_BINARY"
+	envDispatcherBinary = "JOBCONFORM_DISPATCHER_BINARY"
 	envScenarios        = "JOBCONFORM_SCENARIOS"
 	envBuiltinScenarios = "JOBCONFORM_BUILTIN_SCENARIOS"
 	envChaosSeed        = "JOBCONFORM_CHAOS_SEED"
@@ -251,6 +255,7 @@ func FromEnv() (Options, error) {
 	str(&o.External.Finalizer, envExternalFinal)
 	list(&o.ReferenceFaults, envReferenceFaults, ",")
 	str(&o.ReferenceBinary, envReferenceBinary)
+	str(&o.DispatcherBinary, envDispatcherBinary)
 	list(&o.ScenarioDirs, envScenarios, string(os.PathListSeparator))
 	boolean(&o.BuiltinScenarios, envBuiltinScenarios)
 	if v := os.Getenv(envChaosSeed); v != "" {
@@ -353,6 +358,19 @@ func (o *Options) Validate() error {
 	for _, c := range o.Controllers {
 		if !contains(Controllers, c) {
 			return fmt.Errorf("--controllers: unknown controller %q (use %s)", c, strings.Join(Controllers, ", "))
+		}
+	}
+	if contains(o.Controllers, "dispatcher") {
+		if o.ProviderName() != "local" {
+			return fmt.Errorf("--controllers dispatcher brings up a worker cluster beside the manager; the %s provider cannot: use the local provider", o.ProviderName())
+		}
+		for _, s := range o.Run.Suites {
+			if s != "conformance" {
+				return fmt.Errorf("--controllers dispatcher runs the conformance suite (chaos, drills and scale across clusters are not built yet): use --suites conformance, or drop dispatcher")
+			}
+		}
+		if o.Run.KubeletConformance || o.Nodes == NodesKubelet {
+			return errors.New("--controllers dispatcher: its worker cluster has kwok nodes; drop --nodes kubelet and --kubelet-conformance, or dispatcher")
 		}
 	}
 	if contains(o.Controllers, "external") && o.External.ManagedBy == "" {

@@ -162,6 +162,18 @@ func TestValidate(t *testing.T) {
 			o.Run.Suites = []string{"scale"}
 			o.Provider = "kind"
 		},
+		"--controllers dispatcher brings up a worker cluster": func(o *Options) {
+			o.Controllers = []string{"dispatcher"}
+			o.Provider = "kind"
+		},
+		"--controllers dispatcher runs the conformance suite": func(o *Options) {
+			o.Controllers = []string{"dispatcher"}
+			o.Run.Suites = []string{"conformance", "chaos"}
+		},
+		"--controllers dispatcher: its worker cluster has kwok nodes": func(o *Options) {
+			o.Controllers, o.Run.Suites = []string{"builtin", "dispatcher"}, []string{"conformance"}
+			o.Nodes = NodesKubelet
+		},
 	}
 	for flagName, breakIt := range bad {
 		o := Defaults()
@@ -172,6 +184,11 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	o := Defaults()
+	o.Controllers, o.Run.Suites = []string{"builtin", "dispatcher"}, []string{"conformance"}
+	if err := o.Validate(); err != nil {
+		t.Errorf("--controllers builtin,dispatcher --suites conformance: %v", err)
+	}
+	o = Defaults()
 	o.Version = "1.36.3"
 	if err := o.Validate(); err != nil || o.Version != "v1.36.3" {
 		t.Errorf("Validate() = %v, version %q", err, o.Version)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -36,7 +37,8 @@ const (
 	Deleted  = timeline.Deleted
 )
 
-// Recorder records one namespace (plus Nodes) from Start until Stop.
+// Recorder records one namespace (plus Nodes) from Start until Stop; or,
+// from StartMirrored, a Job run on a worker cluster and its manager's Job.
 type Recorder struct {
 	mu      sync.Mutex
 	entries []Entry
@@ -48,17 +50,57 @@ type Recorder struct {
 	notify chan struct{}   // closed and replaced on every new entry
 	cancel context.CancelFunc
 	done   chan struct{}
+	// copies and managers, in a mirrored recording (StartMirrored), are the
+	// worker's copies and the manager's Jobs as last seen, by name; maxRV is
+	// the highest revision recorded of the worker.
+	copies, managers map[string]*batchv1.Job
+	maxRV            uint64
 }
 
 // Start begins recording namespace ns and returns once the initial lists are
 // in the timeline.
 func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Recorder, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	r := &Recorder{cancel: cancel, notify: make(chan struct{}), done: make(chan struct{}), gaps: map[string][]invariants.Span{}, listed: map[string]bool{}}
+	r := newRecorder()
+	return r, r.start(ctx, ns, r.sources(client, ns, false))
+}
+
+// WorkerSuffix ends the name under which a mirrored recording keeps the
+// worker's copy of a Job ("job@worker").
+const WorkerSuffix = "@worker"
+
+// StartMirrored records a Job that a dispatcher runs as a copy on another
+// cluster (issue #31): the worker's namespace ns (its Pods, Events and
+// Nodes as Start records them, the copy as "<name>@worker") and the
+// manager's Jobs of the same namespace, on one clock. A manager's Job is
+// recorded as the worker's copy, as last seen, carrying the manager's status,
+// spec.managedBy, managedFields and deletion: the Job the user sees, judged
+// against the pods that run it. It has no revision of its own in the worker's
+// etcd; it gets the highest revision recorded before it, so that replays in
+// revision order place it after everything the recording had seen.
+func StartMirrored(ctx context.Context, manager, worker kubernetes.Interface, ns string) (*Recorder, error) {
+	r := newRecorder()
+	r.copies, r.managers = map[string]*batchv1.Job{}, map[string]*batchv1.Job{}
+	src := r.sources(worker, ns, true)
+	jobs := manager.BatchV1().Jobs(ns)
+	src[managerJob] = r.informer(manager, managerJob, &batchv1.Job{},
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return jobs.List(ctx, o) }, jobs.Watch)
+	return r, r.start(ctx, ns, src)
+}
+
+// managerJob is the informer kind of a mirrored recording's manager Jobs.
+const managerJob = "ManagerJob"
+
+func newRecorder() *Recorder {
+	return &Recorder{notify: make(chan struct{}), done: make(chan struct{}), gaps: map[string][]invariants.Span{}, listed: map[string]bool{}}
+}
+
+// sources are the informers of namespace ns's Jobs, Pods and Events and of
+// the cluster's Nodes.
+func (r *Recorder) sources(client kubernetes.Interface, ns string, mirrored bool) map[string]cache.SharedIndexInformer {
 	// Informers of their own rather than a factory's: their ListWatches are
 	// wrapped to see the recording's gaps (connection lost, relist).
 	jobs, pods, events, nodes := client.BatchV1().Jobs(ns), client.CoreV1().Pods(ns), client.CoreV1().Events(ns), client.CoreV1().Nodes()
-	infs := map[string]cache.SharedIndexInformer{
+	return map[string]cache.SharedIndexInformer{
 		"Job": r.informer(client, "Job", &batchv1.Job{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return jobs.List(ctx, o) }, jobs.Watch),
 		"Pod": r.informer(client, "Pod", &corev1.Pod{},
@@ -68,11 +110,16 @@ func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Record
 		"Node": r.informer(client, "Node", &corev1.Node{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return nodes.List(ctx, o) }, nodes.Watch),
 	}
+}
+
+func (r *Recorder) start(ctx context.Context, ns string, infs map[string]cache.SharedIndexInformer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
 	var synced []cache.InformerSynced
 	for kind, inf := range infs {
 		if _, err := inf.AddEventHandler(r.handler(kind)); err != nil {
 			cancel()
-			return nil, err
+			return err
 		}
 		synced = append(synced, inf.HasSynced)
 	}
@@ -84,14 +131,14 @@ func Start(ctx context.Context, client kubernetes.Interface, ns string) (*Record
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		cancel()
 		wg.Wait()
-		return nil, fmt.Errorf("recorder: the informers of %s did not sync", ns)
+		return fmt.Errorf("recorder: the informers of %s did not sync", ns)
 	}
 	go func() {
 		<-ctx.Done()
 		wg.Wait()
 		close(r.done)
 	}()
-	return r, nil
+	return nil
 }
 
 // informer makes an informer for kind whose list and watch calls report the
@@ -162,11 +209,58 @@ func (r *Recorder) add(t EventType, kind string, obj any) {
 		name = m.GetName()
 	}
 	r.mu.Lock()
-	now := time.Now()
-	r.entries = append(r.entries, Entry{Seq: len(r.entries), Time: now, Type: t, Kind: kind, Name: name, Object: ro})
+	if r.copies != nil {
+		r.mirror(t, kind, name, ro)
+	} else {
+		r.append(t, kind, name, ro)
+	}
 	close(r.notify)
 	r.notify = make(chan struct{})
 	r.mu.Unlock()
+}
+
+// append adds an entry; r.mu is held.
+func (r *Recorder) append(t EventType, kind, name string, ro runtime.Object) {
+	r.entries = append(r.entries, Entry{Seq: len(r.entries), Time: time.Now(), Type: t, Kind: kind, Name: name, Object: ro})
+}
+
+// mirror records an object of the informer kind in a mirrored recording
+// (StartMirrored); r.mu is held.
+func (r *Recorder) mirror(t EventType, kind, name string, ro runtime.Object) {
+	if kind == managerJob {
+		m := ro.(*batchv1.Job)
+		r.managers[name] = m
+		r.append(t, "Job", name, r.graft(m, r.copies[name], r.maxRV))
+		return
+	}
+	rv := (Entry{Object: ro}).Revision()
+	r.maxRV = max(r.maxRV, rv)
+	if kind != "Job" {
+		r.append(t, kind, name, ro)
+		return
+	}
+	c := ro.(*batchv1.Job)
+	prev, seen := r.copies[name]
+	r.copies[name] = c
+	r.append(t, kind, name+WorkerSuffix, ro)
+	if m, ok := r.managers[name]; ok && t != Deleted && (!seen || prev.UID != c.UID) {
+		// The copy's first sighting: from its own revision on (before its
+		// pods'), the manager's Job is judged as this copy.
+		r.append(Modified, "Job", name, r.graft(m, c, rv))
+	}
+}
+
+// graft is the manager's Job m as the user sees it, on the worker's copy c
+// (nil: not made yet), at revision rv.
+func (r *Recorder) graft(m, c *batchv1.Job, rv uint64) *batchv1.Job {
+	j := m.DeepCopy()
+	if c != nil {
+		j = c.DeepCopy()
+		j.Spec.ManagedBy, j.ManagedFields, j.Status = m.Spec.ManagedBy, m.ManagedFields, *m.Status.DeepCopy()
+		j.DeletionTimestamp, j.Finalizers = m.DeletionTimestamp, m.Finalizers
+	}
+	j.ResourceVersion = strconv.FormatUint(rv, 10)
+	return j
 }
 
 // gapTail is how long after its first news a relist is taken to go on delivering.
@@ -230,7 +324,7 @@ func (r *Recorder) Gaps() []invariants.Span {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []invariants.Span
-	for _, kind := range []string{"Job", "Pod"} {
+	for _, kind := range []string{"Job", "Pod", managerJob} {
 		for _, g := range r.gaps[kind] {
 			if g.To.IsZero() { // still open
 				g.To = time.Now()

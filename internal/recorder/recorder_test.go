@@ -255,3 +255,60 @@ func TestWaitFromAndLatest(t *testing.T) {
 		t.Fatal("from past every entry: met")
 	}
 }
+
+// A mirrored recording keeps the worker's copy under its own name and the
+// manager's Job as the user sees it: the copy (its UID, its selector), with
+// the manager's status and managedBy, from the copy's first sighting on.
+func TestMirroredGraftsTheManagersStatusOnTheCopy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	manager, worker := fake.NewClientset(), fake.NewClientset()
+	r, err := StartMirrored(ctx, manager, worker, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	mb := "example.com/dispatcher"
+	m, err := manager.BatchV1().Jobs("ns").Create(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "manager-uid"},
+		Spec: batchv1.JobSpec{ManagedBy: &mb}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(uid string, active int32) func(Entry) bool {
+		return func(e Entry) bool {
+			return e.Kind == "Job" && e.Name == "job" && string(e.Job().UID) == uid && e.Job().Status.Active == active
+		}
+	}
+	if _, err := r.WaitFor(ctx, 5*time.Second, "the manager's Job", job("manager-uid", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := worker.BatchV1().Jobs("ns").Create(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "copy-uid"},
+		Status: batchv1.JobStatus{Active: 3}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.WaitFor(ctx, 5*time.Second, "the copy under its own name", func(e Entry) bool {
+		return e.Kind == "Job" && e.Name == "job"+WorkerSuffix && e.Job().Status.Active == 3
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The copy's first sighting: the manager's Job is the copy, with the manager's status (nothing yet).
+	e, err := r.WaitFor(ctx, 5*time.Second, "the manager's Job on the copy", job("copy-uid", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := e.Job(); g.Spec.ManagedBy == nil || *g.Spec.ManagedBy != mb {
+		t.Errorf("grafted Job's managedBy = %v, want the manager's %s", g.Spec.ManagedBy, mb)
+	}
+	m.Status.Active = 3
+	if _, err := manager.BatchV1().Jobs("ns").UpdateStatus(ctx, m, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.WaitFor(ctx, 5*time.Second, "the manager's status on the copy", job("copy-uid", 3)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range r.Entries() {
+		if e.Kind == "Job" && e.Name == "job" && e.Job().UID == "manager-uid" && e.Seq > 0 && e.Job().Status.Active != 0 {
+			t.Errorf("entry %d: a status recorded on the manager's own Job after the copy existed", e.Seq)
+		}
+	}
+}

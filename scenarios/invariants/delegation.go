@@ -148,6 +148,9 @@ var DelegationRespected = Invariant{
 				break
 			}
 		}
+		if ctx.Copy != "" {
+			return out // the worker's Job controller makes the pods; the manager's pods are the runner's check
+		}
 		for _, e := range t.Of("Pod") {
 			p := e.Pod()
 			if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == jobUID && builtInWrote(p.ManagedFields, false) {

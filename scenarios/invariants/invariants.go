@@ -36,6 +36,12 @@ type Context struct {
 	// ForeignManagedBy: the Job names a manager that does not run; nothing may
 	// write its status or create its pods.
 	ForeignManagedBy bool
+	// Copy, when set, is the name under which the timeline holds the
+	// worker's copy of a Job a dispatcher runs on another cluster (issue
+	// #31): the timeline's Job is the manager's (its status as the user sees
+	// it), its pods the worker's, which the worker's own Job controller
+	// rightly creates (recorder.StartMirrored).
+	Copy string
 	// End is when recording stopped; zero: the last entry's time.
 	End time.Time
 	// ReadyWithin, when set, is how soon status.ready must follow the pods'
@@ -143,6 +149,11 @@ type Invariant struct {
 	// KnownBugs are IDs of scenarios/bugs whose releases' built-in
 	// controller breaks the promise: the verdict says so, and stays a failure.
 	KnownBugs []string
+	// PodOwner marks a promise of the Job controller that owns the pods
+	// (its exactly-once bookkeeping): for a dispatched Job it is judged on
+	// the worker's copy, whose status that controller writes — a dispatcher
+	// may copy only the newest of its statuses.
+	PodOwner bool
 	// Applies tells whether the run gave the check what it reads (nil: always).
 	Applies func(Context) bool
 	Check   func(Context, timeline.Timeline) []Violation
@@ -217,6 +228,9 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 		r.Applicable = false
 		return r
 	}
+	if inv.PodOwner && ctx.Copy != "" {
+		t = copyView(ctx, t)
+	}
 	// Inside a recording gap the order of what the relist reported is not
 	// known: no verdict there (RestartGrace-style lags are each check's own).
 	for _, v := range inv.Check(ctx, t) {
@@ -231,6 +245,22 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 		}
 	}
 	return r
+}
+
+// copyView is a dispatched Job's timeline with the worker's copy in the
+// place of the manager's Job.
+func copyView(ctx Context, t timeline.Timeline) timeline.Timeline {
+	out := make(timeline.Timeline, 0, len(t))
+	for _, e := range t {
+		switch {
+		case e.Kind == "Job" && e.Name == ctx.Job:
+			continue
+		case e.Kind == "Job" && e.Name == ctx.Copy:
+			e.Name = ctx.Job
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // recordingEnd is when recording stopped: ctx.End, else the last entry's time.

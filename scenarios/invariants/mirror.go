@@ -162,3 +162,36 @@ func latestBy(states []mirrorState, t time.Time) *mirrorState {
 	}
 	return out
 }
+
+// MirrorWithin is how late a status of the worker's copy may reach the
+// manager's Job: a dispatcher watches the worker and writes the manager's
+// status, two round trips on a machine it shares with both clusters.
+var MirrorWithin = 10 * time.Second
+
+// Mirror is CheckMirror over one mirrored recording (recorder.StartMirrored):
+// the manager's Job is ctx.Job, the worker's copy is recorded as ctx.Copy.
+// Its verdict is named "mirror"; violations inside the recording's gaps are
+// dropped, as every invariant's are. It also returns the lags measured.
+func Mirror(ctx Context, t timeline.Timeline, within time.Duration) (Result, []time.Duration) {
+	if within == 0 {
+		within = MirrorWithin
+	}
+	var manager, worker timeline.Timeline
+	for _, e := range t {
+		switch {
+		case e.Kind == "Job" && e.Name == ctx.Job:
+			manager = append(manager, e)
+		case e.Kind == "Job" && e.Name == ctx.Copy:
+			e.Name = ctx.Job
+			worker = append(worker, e)
+		}
+	}
+	m := CheckMirror(manager, worker, ctx.Job, within, recordingEnd(ctx, t))
+	res := Result{Invariant: "mirror", Applicable: true}
+	for _, v := range m.Violations {
+		if !during(ctx.Gaps, v.Time) {
+			res.Violations = append(res.Violations, v)
+		}
+	}
+	return res, m.Lags
+}

@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +39,11 @@ import (
 // Description is the suite's name in Ginkgo's reports.
 const Description = "jobconform conformance"
 
+// brokenDispatcherScenario has pods that trap SIGTERM and a Job that waits
+// for them (status.terminating > 0 for seconds): what a dispatcher that
+// drops terminating gets wrong.
+const brokenDispatcherScenario = "prp-failed-sigterm"
+
 var once sync.Once
 
 // Register adds the suite's specs and set-up to Ginkgo's global suite, once;
@@ -46,6 +53,7 @@ func Register() { once.Do(register) }
 // env is what every spec needs; set up once per process.
 var env struct {
 	client  kubernetes.Interface
+	worker  kubernetes.Interface // a dispatcher's worker cluster (nil without one)
 	version string
 	pods    pods.Target
 	nodes   string
@@ -56,15 +64,16 @@ var env struct {
 var setup *harness.Env
 
 type shared struct {
-	Kubeconfig string
-	Version    string
-	Pods       pods.Target
-	Nodes      string
-	Gates      string
+	Kubeconfig       string
+	WorkerKubeconfig string
+	Version          string
+	Pods             pods.Target
+	Nodes            string
+	Gates            string
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
-	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c)})
+	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c), Worker: env.worker})
 	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
@@ -92,7 +101,7 @@ func register() {
 		setup, err = harness.Setup(ctx, o)
 		harness.SkipIfCannotRunContainers(err)
 		Expect(err).NotTo(HaveOccurred())
-		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.Version, setup.Pods, setup.Nodes, setup.Gates})
+		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.WorkerKubeconfig, setup.Version, setup.Pods, setup.Nodes, setup.Gates})
 		return data
 	}, func(ctx SpecContext, data []byte) {
 		var s shared
@@ -101,6 +110,10 @@ func register() {
 		env.client, env.version, err = kube.Client(s.Kubeconfig, s.Version)
 		env.pods, env.nodes, env.gates = s.Pods, s.Nodes, s.Gates
 		Expect(err).NotTo(HaveOccurred())
+		if s.WorkerKubeconfig != "" {
+			env.worker, _, err = kube.Client(s.WorkerKubeconfig, s.Version)
+			Expect(err).NotTo(HaveOccurred())
+		}
 	}, NodeTimeout(40*time.Minute))
 
 	SynchronizedAfterSuite(func() {}, func() {
@@ -133,6 +146,38 @@ func register() {
 			It(p.Text(), args...)
 		}
 	})
+
+	// A dispatcher that drops part of the status must be caught: one broken
+	// on purpose (it never copies status.terminating) answers to its own
+	// managedBy value beside the good one. On the first process, which holds
+	// the set-up, after the others.
+	It("[dispatcher] catches a dispatcher that never mirrors status.terminating", Serial, Label("managedBy", "multi-cluster"),
+		harness.Priority(Description, "broken-dispatcher"), func(ctx SpecContext) {
+			cs, err := harness.ControllersUnderTest()
+			Expect(err).NotTo(HaveOccurred())
+			if !slices.ContainsFunc(cs, func(c runner.Controller) bool { return c.Dispatched }) {
+				Skip("no dispatcher under test (--controllers dispatcher)")
+			}
+			Expect(setup).NotTo(BeNil(), "the serial specs run on the process that holds the set-up")
+			set, err := harness.Scenarios()
+			Expect(err).NotTo(HaveOccurred())
+			i := slices.IndexFunc(set.Conformance, func(s *scenarios.Scenario) bool { return s.Name == brokenDispatcherScenario })
+			Expect(i).NotTo(Equal(-1), "the catalog's scenario %s", brokenDispatcherScenario)
+			s := set.Conformance[i]
+			name := "jobconform.io/dispatcher-no-terminating"
+			broken, err := setup.StartDispatcher(ctx, GinkgoT().TempDir(), name, []string{"no-terminating"})
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(broken.Stop)
+			c := runner.Dispatcher
+			c.Name, c.ManagedBy, c.Faults = "dispatcher-no-terminating", &name, []string{"no-terminating"}
+			r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Worker: env.worker})
+			harness.Attach(r, s.Features)
+			failures := r.Failures()
+			AddReportEntry("verdict on the broken dispatcher", strings.Join(failures, "\n"))
+			Expect(r.Err).NotTo(HaveOccurred())
+			Expect(failures).To(ContainElement(MatchRegexp(`^invariant mirror-[a-z]+ at \d\d:\d\d:\d\d\.\d{3} .*active=0 ready=0 terminating=0 `)),
+				"a dispatcher that never copies status.terminating must break the mirroring (and the report must say when)")
+		}, SpecTimeout(5*time.Minute))
 
 	// The verdict table on the terminal.
 	ReportAfterSuite("verdicts", func(report Report) {

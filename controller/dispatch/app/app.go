@@ -9,9 +9,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -33,6 +36,7 @@ func Run(args []string) error {
 	worker := fs.String("worker-kubeconfig", "", "kubeconfig of the worker cluster, where their copies run (required)")
 	name := fs.String("name", dispatch.DefaultName, "the spec.managedBy value the dispatcher answers to")
 	workers := fs.Int("workers", 5, "Jobs synced in parallel")
+	healthz := fs.String("healthz-bind-address", "", "host:port serving /healthz, 200 once both clusters' Jobs are known (\"\": none)")
 	faults := map[dispatch.Fault]bool{}
 	fs.Func("inject-fault", fmt.Sprintf("break it on purpose, to test a harness (repeatable: %v)", Faults), func(s string) error {
 		for _, f := range Faults {
@@ -68,6 +72,23 @@ func Run(args []string) error {
 	wf.Start(ctx.Done())
 	defer mf.Shutdown()
 	defer wf.Shutdown()
+	if *healthz != "" {
+		ln, err := net.Listen("tcp", *healthz)
+		if err != nil {
+			return fmt.Errorf("--healthz-bind-address: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			if !d.HasSynced() {
+				http.Error(w, "informers not synced", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ok")
+		})
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+	}
 	klog.InfoS("dispatcher running", "name", *name, "faults", faults)
 	return d.Run(ctx, *workers)
 }

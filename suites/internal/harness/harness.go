@@ -78,6 +78,9 @@ type Options struct {
 	// ReferenceBinary is a reference controller executable to run instead of
 	// building one from the module.
 	ReferenceBinary string
+	// DispatcherBinary is a reference dispatcher executable to run instead
+	// of building one from the module.
+	DispatcherBinary string
 	// ProgressFile, when set, receives the progress lines too.
 	ProgressFile string
 }
@@ -94,13 +97,14 @@ func OptionsFromEnv() (Options, error) {
 // OptionsOf is the set-up st asks for; st has passed Validate.
 func OptionsOf(st options.Options) Options {
 	return Options{
-		Provider:        st.ProviderName(),
-		Cluster:         cluster.Config{Version: st.Version, Kubeconfig: st.Kubeconfig, NodeKind: st.Nodes, FeatureGates: st.FeatureGates},
-		Controllers:     controllersOf(st),
-		ExternalCommand: st.External.Command,
-		ReferenceFaults: st.ReferenceFaults,
-		ReferenceBinary: st.ReferenceBinary,
-		ProgressFile:    st.ProgressFile,
+		Provider:         st.ProviderName(),
+		Cluster:          cluster.Config{Version: st.Version, Kubeconfig: st.Kubeconfig, NodeKind: st.Nodes, FeatureGates: st.FeatureGates},
+		Controllers:      controllersOf(st),
+		ExternalCommand:  st.External.Command,
+		ReferenceFaults:  st.ReferenceFaults,
+		ReferenceBinary:  st.ReferenceBinary,
+		DispatcherBinary: st.DispatcherBinary,
+		ProgressFile:     st.ProgressFile,
 	}
 }
 
@@ -141,6 +145,8 @@ func controllersOf(st options.Options) []runner.Controller {
 			ref := runner.Reference
 			ref.Faults = st.ReferenceFaults // a mutant: its failures are the harness catching it
 			out = append(out, ref)
+		case "dispatcher":
+			out = append(out, runner.Dispatcher)
 		case "external":
 			mb := st.External.ManagedBy
 			out = append(out, runner.Controller{Name: mb, ManagedBy: ptr.To(mb), Finalizer: st.External.Finalizer})
@@ -165,8 +171,14 @@ type Env struct {
 	Gates string
 	// LogDir holds the controllers' logs (beside the cluster's).
 	LogDir string
+	// Worker is the worker cluster of a dispatcher under test
+	// (runner.Controller.Dispatched), Dispatcher the reference dispatcher
+	// between the cluster above (the manager) and it.
+	Worker           cluster.Cluster
+	WorkerKubeconfig string
+	Dispatcher       *controllers.Dispatcher
 
-	referenceBinary string
+	referenceBinary, dispatcherBinary string
 }
 
 // externalSettle is how long an external controller must keep running after
@@ -190,7 +202,7 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 		defer f.Close()
 		o.Progress = io.MultiWriter(progress(o.Progress), f)
 	}
-	e.referenceBinary = o.ReferenceBinary
+	e.referenceBinary, e.dispatcherBinary = o.ReferenceBinary, o.DispatcherBinary
 	cfg := o.Cluster
 	cfg.Progress = o.Progress
 	if e.Cluster, err = cluster.Create(ctx, o.ProviderName(), cfg); err != nil {
@@ -202,6 +214,11 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	for _, c := range o.Controllers {
 		if c.Name == runner.Reference.Name {
 			if e.Reference, err = e.StartReference(ctx, o.TempDir, "", o.ReferenceFaults); err != nil {
+				return nil, err
+			}
+		}
+		if c.Dispatched {
+			if err := e.startWorker(ctx, o, cfg); err != nil {
 				return nil, err
 			}
 		}
@@ -297,9 +314,58 @@ func (e *Env) Metrics(ctx context.Context, c runner.Controller) (string, error) 
 	return "", fmt.Errorf("%w: the harness does not know where %s serves them", runner.ErrNoMetrics, c.Name)
 }
 
+// startWorker brings up the worker cluster of a dispatcher under test (the
+// manager's release, gates and nodes) and the reference dispatcher between
+// the two.
+func (e *Env) startWorker(ctx context.Context, o Options, cfg cluster.Config) (err error) {
+	cfg.Name, cfg.NodeKind = "jobconform-worker", cluster.NodesKwok
+	fmt.Fprintln(progress(o.Progress), "bringing up the worker cluster of the dispatcher under test")
+	if e.Worker, err = cluster.Create(ctx, o.ProviderName(), cfg); err != nil {
+		return fmt.Errorf("the worker cluster: %w", err)
+	}
+	e.WorkerKubeconfig = e.Worker.Kubeconfig()
+	var d *controllers.Dispatcher
+	if d, err = e.StartDispatcher(ctx, o.TempDir, "", nil); err != nil {
+		return err
+	}
+	e.Dispatcher = d
+	fmt.Fprintf(progress(o.Progress), "reference dispatcher started between %s and the worker (log in %s)\n", e.Kubeconfig, e.LogDir)
+	return nil
+}
+
+// StartDispatcher builds and starts a reference dispatcher between the
+// cluster and the worker cluster, answering to name (default its own), with
+// faults injected.
+func (e *Env) StartDispatcher(ctx context.Context, dir, name string, faults []string) (*controllers.Dispatcher, error) {
+	if e.Worker == nil {
+		return nil, errors.New("a dispatcher needs the worker cluster: put dispatcher in --controllers")
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	bin := e.dispatcherBinary
+	if bin == "" {
+		var err error
+		if bin, err = controllers.BuildDispatcher(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
+	d := &controllers.Dispatcher{Binary: bin, ManagerKubeconfig: e.Kubeconfig, WorkerKubeconfig: e.WorkerKubeconfig, LogDir: e.LogDir, Name: name, Faults: faults}
+	if err := d.Start(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // Stop stops everything Setup started.
 func (e *Env) Stop() error {
 	var errs []error
+	if e.Dispatcher != nil {
+		errs = append(errs, e.Dispatcher.Stop())
+	}
+	if e.Worker != nil {
+		errs = append(errs, e.Worker.Stop())
+	}
 	if e.External != nil {
 		errs = append(errs, e.External.Stop(10*time.Second))
 	}

@@ -57,7 +57,7 @@ func TestActDeletesOnlyThePodAsSeen(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			err := act(context.Background(), client, "ns", scenarios.Action{Kind: scenarios.ActDeletePod})
+			err := act(context.Background(), client, client, "ns", scenarios.Action{Kind: scenarios.ActDeletePod})
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("act: %v", err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/controller/dispatch"
 	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/scenarios"
@@ -50,7 +51,17 @@ type Controller struct {
 	// Faults are the deliberate bugs the controller runs with: a negative
 	// control, whose failures are the harness catching them.
 	Faults []string
+	// Dispatched: the controller is a dispatcher (Kueue's MultiKueue, the
+	// reference dispatcher): it runs each Job as a copy on a worker cluster
+	// (Options.Worker), whose own Job controller makes the pods, and copies
+	// the copy's status back. The Job is judged as the user sees it on the
+	// manager, against the pods on the worker.
+	Dispatched bool
 }
+
+// Dispatcher is the reference dispatcher (controller/dispatch); its copies
+// are run by the worker's built-in Job controller, whose finalizer the pods carry.
+var Dispatcher = Controller{Name: "dispatcher", ManagedBy: ptr.To(dispatch.DefaultName), Finalizer: batchv1.JobTrackingFinalizer, Dispatched: true}
 
 // BuiltIn is kube-controller-manager's Job controller.
 var BuiltIn = Controller{Name: "builtin", Finalizer: batchv1.JobTrackingFinalizer}
@@ -93,6 +104,9 @@ type Result struct {
 	Gates string
 	// Judging is how long the invariants took over the recording.
 	Judging time.Duration
+	// MirrorLags are, for a dispatched Job, how late each distinct status of
+	// the worker's copy reached the manager's Job (invariants.CheckMirror).
+	MirrorLags []time.Duration
 }
 
 // Options are what some scenarios need beyond a client.
@@ -117,6 +131,12 @@ type Options struct {
 	// scenarios that judge its counters (nil, or an error wrapping
 	// ErrNoMetrics: they are not judged, and the run says why).
 	Metrics func(context.Context) (string, error)
+	// Worker is the worker cluster of a dispatched controller
+	// (Controller.Dispatched): where the Job's copy and its pods run.
+	Worker kubernetes.Interface
+	// MirrorWithin bounds how late the worker's copy's status may reach the
+	// manager's Job (invariants.CheckMirror; default invariants.MirrorWithin).
+	MirrorWithin time.Duration
 }
 
 // Failures lists every broken step and invariant, for a verdict and a report.
@@ -175,6 +195,15 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		r.Skipped = fmt.Sprintf("scenario runs on %s nodes only", s.Nodes)
 		return r
 	}
+	if c.Dispatched {
+		if o.Worker == nil {
+			r.Err = fmt.Errorf("%s runs Jobs on a worker cluster, and the suite gave it none", c.Name)
+			return r
+		}
+		if r.Skipped = NotAcrossClusters(s); r.Skipped != "" {
+			return r
+		}
+	}
 	// The counters are read first, before the scenario's time starts: the
 	// wait for the others' Jobs to finish is not the scenario's.
 	var metrics *metricsRun
@@ -204,7 +233,25 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		defer ccancel()
 		_ = kube.DeleteNamespace(cctx, client, ns)
 	}()
-	rec, err := recorder.Start(ctx, client, ns)
+	podClient := client // where the pods run
+	var rec *recorder.Recorder
+	if c.Dispatched {
+		// The namespace exists on the worker before the copy does, so that
+		// its recording starts before anything happens there.
+		if _, err := o.Worker.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			r.Err = fmt.Errorf("create namespace %s on the worker cluster: %w", ns, err)
+			return r
+		}
+		defer func() {
+			cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer ccancel()
+			_ = kube.DeleteNamespace(cctx, o.Worker, ns)
+		}()
+		podClient = o.Worker
+		rec, err = recorder.StartMirrored(ctx, client, o.Worker, ns)
+	} else {
+		rec, err = recorder.Start(ctx, client, ns)
+	}
 	if err != nil {
 		r.Err = err
 		return r
@@ -242,7 +289,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			r.Chaos = inj.Records()
 		}()
 	}
-	r.Steps = stepper{client: client, ns: ns, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, finalizer: c.Finalizer}.runSteps(ctx, s.Steps)
+	r.Steps = stepper{client: client, pods: podClient, ns: ns, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, finalizer: c.Finalizer}.runSteps(ctx, s.Steps)
 	if metricsSkip != "" {
 		r.Steps = append(r.Steps, StepResult{Index: len(r.Steps), What: "metrics", Skipped: true, Message: metricsSkip, Time: time.Now()})
 	}
@@ -259,7 +306,11 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			restarts = append(restarts, restartBounds(d)...)
 		}
 		sort.Slice(restarts, func(i, j int) bool { return restarts[i].Before(restarts[j]) })
-		return invariants.Context{BuiltIn: c.ManagedBy == nil, PolicyOff: policyOff, Restarts: restarts, Gaps: rec.Gaps(), Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
+		var copyName string
+		if c.Dispatched {
+			copyName = JobName + recorder.WorkerSuffix
+		}
+		return invariants.Context{BuiltIn: c.ManagedBy == nil, Copy: copyName, PolicyOff: policyOff, Restarts: restarts, Gaps: rec.Gaps(), Job: JobName, Version: version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
 			ReadyWithin: s.ReadyWithin.Duration}
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
@@ -273,8 +324,61 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	}
 	judging := time.Now()
 	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
+	if c.Dispatched {
+		var mirror invariants.Result
+		mirror, r.MirrorLags = invariants.Mirror(ictx, rec.Entries(), o.MirrorWithin)
+		r.Invariants = append(r.Invariants, mirror, managerPods(client, ns))
+	}
 	r.Judging = time.Since(judging)
 	return r
+}
+
+// NotAcrossClusters says why scenario s makes no promise a dispatcher can
+// keep across clusters ("" when it does): each reason is by design of the
+// multi-cluster mode, stated in the verdict, never a silent skip.
+func NotAcrossClusters(s *scenarios.Scenario) string {
+	switch {
+	case s.HasChaos():
+		return "multi-cluster runs: chaos across a manager and a worker cluster is not built yet (issue #31)"
+	case s.Metrics:
+		return "multi-cluster runs: the scenario judges a Job controller's /metrics; a dispatcher serves none of the Job controller's counters"
+	case s.ForeignManagedBy:
+		return "multi-cluster runs: the scenario is about a Job whose manager does not run; a dispatched Job's does"
+	}
+	for _, st := range s.Steps {
+		if st.Act == nil {
+			continue
+		}
+		switch st.Act.Kind {
+		case scenarios.ActSuspend, scenarios.ActResume, scenarios.ActScale, scenarios.ActPatchTemplate:
+			return "multi-cluster runs: the scenario changes the Job's spec once it runs (" + st.Act.Kind + "); the reference dispatcher copies a Job to its worker once, so a later change to the manager's Job does not reach the running copy, by design"
+		case scenarios.ActDeleteJob:
+			return "multi-cluster runs: the scenario deletes the Job with a propagation policy; the reference dispatcher deletes the worker's copy in the background whatever the policy, by design"
+		}
+	}
+	return ""
+}
+
+// managerPods: a dispatched Job gets no pod on the manager cluster — its
+// built-in Job controller leaves a Job managed by another alone (KEP-4368).
+// Judged once the run is over, from the manager's namespace.
+func managerPods(client kubernetes.Interface, ns string) invariants.Result {
+	res := invariants.Result{Invariant: "delegation-manager-pods", Applicable: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		res.Violations = append(res.Violations, invariants.Violation{Invariant: res.Invariant, Time: time.Now(),
+			Message: "the harness could not list the manager's pods (no verdict on the controller): " + err.Error()})
+		return res
+	}
+	for _, p := range list.Items {
+		if kube.IsOwnedBy(&p, JobName) {
+			res.Violations = append(res.Violations, invariants.Violation{Invariant: res.Invariant, Time: p.CreationTimestamp.Time,
+				Message: fmt.Sprintf("pod %s was created on the manager cluster for a Job a dispatcher runs elsewhere", p.Name)})
+		}
+	}
+	return res
 }
 
 // disruptionsSince are what others did to the cluster (o.Disruptions) from
@@ -411,10 +515,12 @@ func buildJob(s *scenarios.Scenario, c Controller, target pods.Target) (*batchv1
 
 // stepper is what a scenario's steps act on and wait with.
 type stepper struct {
-	client kubernetes.Interface
-	ns     string
-	rec    *recorder.Recorder
-	inj    *chaos.Injector
+	// client reaches the Job; pods the cluster its pods run on (a
+	// dispatched Job's worker, else the same).
+	client, pods kubernetes.Interface
+	ns           string
+	rec          *recorder.Recorder
+	inj          *chaos.Injector
 	// version is the cluster's release; builtIn tells whether the controller
 	// under test is the built-in one, whose release's known bugs a failed
 	// step names.
@@ -481,7 +587,7 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 		return res, -1
 	}
 	if st.Act != nil {
-		if err := act(ctx, sp.client, sp.ns, *st.Act); err != nil {
+		if err := act(ctx, sp.client, sp.pods, sp.ns, *st.Act); err != nil {
 			res.Message = err.Error()
 			return res, -1
 		}
@@ -667,12 +773,13 @@ func settle(ctx context.Context, rec *recorder.Recorder, quiet, max time.Duratio
 	}
 }
 
-// act performs one disturbance.
-func act(ctx context.Context, client kubernetes.Interface, ns string, a scenarios.Action) error {
+// act performs one disturbance: on the Job through client, on its pods
+// through podClient.
+func act(ctx context.Context, client, podClient kubernetes.Interface, ns string, a scenarios.Action) error {
 	if a.Refused {
 		// The change must be refused as invalid; its being accepted is the failure.
 		a.Refused = false
-		switch err := act(ctx, client, ns, a); {
+		switch err := act(ctx, client, podClient, ns, a); {
 		case err == nil:
 			return fmt.Errorf("the apiserver accepted the %s, which it must refuse here", a.Kind)
 		case apierrors.IsInvalid(err):
@@ -709,7 +816,7 @@ func act(ctx context.Context, client kubernetes.Interface, ns string, a scenario
 		}
 		return client.BatchV1().Jobs(ns).Delete(ctx, JobName, metav1.DeleteOptions{PropagationPolicy: &policy})
 	case scenarios.ActCreatePod:
-		return createPod(ctx, client, ns, a.OwnedByOther, a.Index)
+		return createPod(ctx, podClient, ns, a.OwnedByOther, a.Index)
 	case scenarios.ActScale:
 		spec := map[string]any{}
 		if a.Parallelism != nil {
@@ -725,6 +832,7 @@ func act(ctx context.Context, client kubernetes.Interface, ns string, a scenario
 	// A pod that changed between the list and a delete or an eviction (it
 	// may have ended) is read again with the others: the act is done only on
 	// a pod still in the state the scenario asks for.
+	client = podClient
 	for attempt := 1; ; attempt++ {
 		targets, err := targetPods(ctx, client, ns, a)
 		if err != nil {
