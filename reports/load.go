@@ -64,6 +64,9 @@ type Run struct {
 	Gates string
 	// Figures are the scale suite's measurements (nil elsewhere).
 	Figures *Figures
+	// MirrorLags are, for a Job a dispatcher ran on a worker cluster, how
+	// late (seconds) each status of the worker's copy reached the manager's Job.
+	MirrorLags []float64
 }
 
 // Control tells whether r judged a controller broken on purpose.
@@ -135,6 +138,8 @@ type Result struct {
 	Gates string `json:"gates,omitempty"`
 	// Figures are the scale suite's measurements of the run.
 	Figures *Figures `json:"figures,omitempty"`
+	// MirrorLags: see Run.MirrorLags.
+	MirrorLags []float64 `json:"mirrorLags,omitempty"`
 }
 
 // NewRun joins a spec with the Result it attached (nil: the harness's own
@@ -144,7 +149,7 @@ func NewRun(s Spec, res *Result, lines string) (Run, error) {
 	if res != nil {
 		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
 			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates
-		r.Figures = res.Figures
+		r.Figures, r.MirrorLags = res.Figures, res.MirrorLags
 		if len(res.Features) > 0 {
 			r.Features = res.Features
 		}

@@ -90,6 +90,8 @@ type page struct {
 	Caught, Missed int
 	// Scale is the scale suite's side-by-side table (ScaleTable), "" without.
 	Scale string
+	// Mirror is the dispatchers' mirroring lags (MirrorTable), "" without.
+	Mirror string
 }
 
 // control is one fault's row: a controller broken that way, run through
@@ -164,7 +166,7 @@ func build(runs []Run, title string) page {
 		p.Columns = append(p.Columns, c.String())
 	}
 	p.Controls = faultRows(runs, func(i int) string { return anchor(runs[i], i) })
-	p.Scale = ScaleTable(runs)
+	p.Scale, p.Mirror = ScaleTable(runs), MirrorTable(runs)
 	for _, c := range p.Controls {
 		if c.Caught {
 			p.Caught++
@@ -258,6 +260,9 @@ pre{font-size:12px;white-space:pre-wrap}
 {{if .Scale}}<h2>Scale: the controllers side by side</h2>
 <p>Ratios in brackets are to the built-in's figure on the same scenario. The built-in's CPU and memory are kube-controller-manager's, every controller it runs.</p>
 <pre class="scale">{{.Scale}}</pre>{{end}}
+{{if .Mirror}}<h2>Dispatchers: how late the worker's status reached the manager</h2>
+<p>For each distinct status of the worker cluster's copy of a Job, the time until the manager's Job showed it (or a later one).</p>
+<pre class="scale">{{.Mirror}}</pre>{{end}}
 <h2>Replacement latency</h2>
 <p>From a pod's deletion or failure to the next pod created.</p>
 {{range .Latencies}}<h3>{{.Column}}</h3><p>{{.N}} replacements: median {{.Median}}, 90th percentile {{.P90}}, max {{.Max}}</p>{{.Histogram}}{{end}}
@@ -332,6 +337,9 @@ func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 	}
 	if t := ScaleTable(runs); t != "" {
 		fmt.Fprintf(w, "\n### Scale: the controllers side by side\n\n%s", t)
+	}
+	if t := MirrorTable(runs); t != "" {
+		fmt.Fprintf(w, "\n### Dispatchers: mirroring lag (worker's copy to the manager's Job)\n\n%s", t)
 	}
 	if len(failed) == 0 {
 		if len(runs) == 0 {

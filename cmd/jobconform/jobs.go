@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -96,9 +97,18 @@ func planJobs(o options.Options, specs map[string]int) []job {
 	if len(versions) == 0 {
 		versions = []string{""} // an existing cluster
 	}
+	// A dispatcher is judged by the conformance suite alone, on kwok nodes
+	// (its worker cluster's): the other jobs run without it.
+	single := slices.DeleteFunc(slices.Clone(o.Controllers), func(c string) bool { return c == "dispatcher" })
 	for _, v := range versions {
 		for _, s := range o.Run.Suites {
-			add(s, v, o.Controllers, o.Nodes, filepath.Join(art, orDefault(v, "cluster")))
+			cs := o.Controllers
+			if s != "conformance" {
+				cs = single
+			}
+			if len(cs) > 0 {
+				add(s, v, cs, o.Nodes, filepath.Join(art, orDefault(v, "cluster")))
+			}
 		}
 	}
 	for _, v := range o.Run.BuiltinAt {
@@ -108,8 +118,8 @@ func planJobs(o options.Options, specs map[string]int) []job {
 			}
 		}
 	}
-	if o.Run.KubeletConformance {
-		add("conformance", versions[0], o.Controllers, options.NodesKubelet, filepath.Join(art, "kubelet-"+versions[0]))
+	if o.Run.KubeletConformance && len(single) > 0 {
+		add("conformance", versions[0], single, options.NodesKubelet, filepath.Join(art, "kubelet-"+versions[0]))
 	}
 	// Two streams, so that neither waits on the other's sleeping specs: in
 	// front the conformance suites, then the chaos suites of the releases
@@ -478,6 +488,9 @@ func (res *outcome) verdict() error {
 	failed := printVerdicts(os.Stdout, res.runs)
 	if t := reports.ScaleTable(res.runs); t != "" {
 		fmt.Printf("\nscale: the controllers side by side (ratios to the built-in)\n\n%s\n", t)
+	}
+	if t := reports.MirrorTable(res.runs); t != "" {
+		fmt.Printf("\ndispatchers: how late the worker's copy's status reached the manager's Job\n\n%s\n", t)
 	}
 	var errs []error
 	if res.fidelity[0] != "" && res.fidelity[1] != "" {

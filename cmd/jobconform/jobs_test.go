@@ -17,6 +17,7 @@ func TestPlanJobs(t *testing.T) {
 	o.Run.BuiltinAt = []string{"v1.36.3"}
 	o.Run.Suites = []string{"conformance", "chaos", "drill", "scale"}
 	o.Run.KubeletConformance = true
+	o.Controllers = []string{"builtin", "reference", "dispatcher"} // the dispatcher: conformance on kwok nodes only
 	specs := map[string]int{"conformance": 1, "chaos": 1, "drill": 1, "scale": 1}
 	var got []string
 	for _, j := range planJobs(o, specs) {
@@ -33,7 +34,7 @@ func TestPlanJobs(t *testing.T) {
 	}
 	want := []string{ // each stream runs its jobs in this order
 		"beside drill v1.37.1 builtin,reference kwok /a/v1.37.1",
-		"front conformance v1.37.1 builtin,reference kwok /a/v1.37.1",
+		"front conformance v1.37.1 builtin,reference,dispatcher kwok /a/v1.37.1",
 		"front conformance v1.36.3 builtin kwok /a/v1.36.3",
 		"front chaos v1.37.1 builtin,reference kwok /a/v1.37.1",
 		"beside chaos v1.36.3 builtin kwok /a/v1.36.3",

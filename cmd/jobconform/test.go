@@ -38,7 +38,8 @@ var suitePackages = []string{module + "/suites/conformance", module + "/suites/c
 // suites (unit tests, and integration specs that start local clusters at
 // both releases, on kwok and on kubelet nodes); then the suites as
 // jobconform run runs them, with the conformance suite again on kubelet
-// nodes and the fidelity table, and the scale suite's 1,000-pod form.
+// nodes and the fidelity table, the reference dispatcher judged across two
+// clusters by the conformance suite, and the scale suite's 1,000-pod form.
 func test(ctx context.Context, args []string) error {
 	if err := checkout(); err != nil {
 		return usageError{err}
@@ -49,6 +50,10 @@ func test(ctx context.Context, args []string) error {
 	}
 	o.Run.Suites = []string{"conformance", "chaos", "drill", "scale"} // scale: its 1k form
 	o.Run.KubeletConformance = true
+	// The multi-cluster run: the reference dispatcher, by the conformance suite.
+	if !contains(o.Controllers, "dispatcher") {
+		o.Controllers = append(o.Controllers, "dispatcher")
+	}
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	o.AddFlags(fs)
 	goTest := fs.Bool("go-test", true, "run go test on the packages before the suites")

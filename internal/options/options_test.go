@@ -166,9 +166,9 @@ func TestValidate(t *testing.T) {
 			o.Controllers = []string{"dispatcher"}
 			o.Provider = "kind"
 		},
-		"--controllers dispatcher runs the conformance suite": func(o *Options) {
+		"--controllers dispatcher is judged by the conformance suite alone": func(o *Options) {
 			o.Controllers = []string{"dispatcher"}
-			o.Run.Suites = []string{"conformance", "chaos"}
+			o.Run.Suites = []string{"chaos"}
 		},
 		"--controllers dispatcher: its worker cluster has kwok nodes": func(o *Options) {
 			o.Controllers, o.Run.Suites = []string{"builtin", "dispatcher"}, []string{"conformance"}
@@ -184,9 +184,9 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	o := Defaults()
-	o.Controllers, o.Run.Suites = []string{"builtin", "dispatcher"}, []string{"conformance"}
+	o.Controllers = []string{"builtin", "dispatcher"}
 	if err := o.Validate(); err != nil {
-		t.Errorf("--controllers builtin,dispatcher --suites conformance: %v", err)
+		t.Errorf("--controllers builtin,dispatcher: %v", err)
 	}
 	o = Defaults()
 	o.Version = "1.36.3"

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 func uncountedFailed(uids ...types.UID) func(*batchv1.JobStatus) {
@@ -159,5 +161,36 @@ func TestDisturbed(t *testing.T) {
 	if !disturbedBetween(ctx, t0.Add(-time.Second), t0.Add(5*time.Second)) || !disturbedBetween(ctx, t0.Add(30*time.Second), t0.Add(50*time.Second)) ||
 		disturbedBetween(ctx, t0.Add(80*time.Second), t0.Add(90*time.Second)) {
 		t.Error("disturbedBetween")
+	}
+}
+
+// A dispatched Job: the worker's copy keeps the protocol, the dispatcher
+// copied only the newest of its statuses to the manager's Job. The pod
+// owner's promise is judged on the copy (PodOwner), not on the manager's Job.
+func TestPodOwnerPromisesJudgedOnTheCopy(t *testing.T) {
+	b := newBuilder().pod("a", running).pod("a", failed)
+	b.status(uncountedFailed("uid-a"))
+	b.pod("a", unfinalized)
+	b.status(func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Failed = nil; s.Failed = 1 })
+	var dispatched timeline.Timeline
+	for _, e := range b.tl {
+		if e.Kind != "Job" {
+			dispatched = append(dispatched, e)
+			continue
+		}
+		c := e
+		c.Name = "j@worker"
+		dispatched = append(dispatched, c)
+		if s := e.Job().Status; s.UncountedTerminatedPods == nil || len(s.UncountedTerminatedPods.Failed) == 0 {
+			dispatched = append(dispatched, e) // the manager's Job: never the status that recorded the pod
+		}
+	}
+	ctx := Context{Job: "j", Finalizer: fin, Copy: "j@worker"}
+	if r := FinalizerAfterRecord.Evaluate(ctx, dispatched); len(r.Violations) != 0 {
+		t.Errorf("judged on the copy: %v", r.Violations)
+	}
+	ctx.Copy = ""
+	if r := FinalizerAfterRecord.Evaluate(ctx, dispatched); len(r.Violations) == 0 {
+		t.Error("judged on the manager's Job, which never recorded the pod: no violation (the test no longer shows what PodOwner changes)")
 	}
 }

@@ -21,6 +21,9 @@ func ResultOf(r *runner.Result, features []string) reports.Result {
 			res.Violations = append(res.Violations, reports.Violation{Invariant: v.Invariant, Time: v.Time, Seq: v.Seq, Revision: v.Revision, Message: v.Message})
 		}
 	}
+	for _, l := range r.MirrorLags {
+		res.MirrorLags = append(res.MirrorLags, l.Seconds())
+	}
 	for _, c := range r.Chaos {
 		a := reports.ChaosAction{Time: c.Time.Format("15:04:05.000"), Log: c.Log, Effect: c.Effect}
 		if c.Err != nil {

@@ -131,3 +131,23 @@ func TestRestartTimesCoverAStoppedController(t *testing.T) {
 		}
 	}
 }
+
+// What a dispatched Job cannot promise says why, by the scenario's steps;
+// the rest run across clusters.
+func TestNotAcrossClusters(t *testing.T) {
+	for yaml, want := range map[string]string{
+		"steps: [{await: {active: 1}}, {act: {kind: deletePod}}]":    "",
+		"steps: [{await: {active: 1}}, {act: {kind: suspend}}]":      "copies a Job to its worker once",
+		"steps: [{act: {kind: scale, parallelism: 2}}]":              "copies a Job to its worker once",
+		"steps: [{act: {kind: deleteJob, propagation: Foreground}}]": "in the background whatever the policy",
+		"foreignManagedBy: true\nsteps: [{await: {active: 0}}]":     "whose manager does not run",
+	} {
+		s, err := scenarios.Parse([]byte("name: x\nfeatures: [managedBy]\ndescription: d\njob: {parallelism: 2, completions: 2}\npods: {run: 10s}\n" + yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", yaml, err)
+		}
+		if got := NotAcrossClusters(s); (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want %q", yaml, got, want)
+		}
+	}
+}
