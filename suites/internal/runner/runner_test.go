@@ -140,7 +140,7 @@ func TestNotAcrossClusters(t *testing.T) {
 		"steps: [{await: {active: 1}}, {act: {kind: suspend}}]":      "copies a Job to its worker once",
 		"steps: [{act: {kind: scale, parallelism: 2}}]":              "copies a Job to its worker once",
 		"steps: [{act: {kind: deleteJob, propagation: Foreground}}]": "in the background whatever the policy",
-		"foreignManagedBy: true\nsteps: [{await: {active: 0}}]":     "whose manager does not run",
+		"foreignManagedBy: true\nsteps: [{await: {active: 0}}]":      "whose manager does not run",
 	} {
 		s, err := scenarios.Parse([]byte("name: x\nfeatures: [managedBy]\ndescription: d\njob: {parallelism: 2, completions: 2}\npods: {run: 10s}\n" + yaml))
 		if err != nil {
