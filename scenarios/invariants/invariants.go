@@ -207,6 +207,9 @@ var All = []Invariant{
 
 // CheckAll evaluates every invariant.
 func CheckAll(ctx Context, t timeline.Timeline) []Result {
+	if ctx.Copy != "" {
+		t = alignMirror(ctx, t)
+	}
 	var out []Result
 	for _, inv := range All {
 		out = append(out, inv.Evaluate(ctx, t))
