@@ -14,6 +14,7 @@ import (
 // decreases except when an elastic Indexed Job's completions shrink.
 var CountersMonotonic = Invariant{
 	Name:        "counters-monotonic",
+	Manager:     true,
 	Description: "status.failed and status.succeeded never decrease (succeeded may when an elastic Indexed Job scales down)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
@@ -47,6 +48,7 @@ var CountersMonotonic = Invariant{
 // ReadyNotAboveActive: status.ready ≤ status.active in every status.
 var ReadyNotAboveActive = Invariant{
 	Name:        "ready-not-above-active",
+	Manager:     true,
 	Description: "status.ready never exceeds status.active",
 	KnownBugs:   []string{bugs.StaleStatusDuringBackoff.ID},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {

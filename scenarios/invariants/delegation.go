@@ -82,6 +82,7 @@ var FinalizerReleased = Invariant{
 // ManagedBySilence: a Job whose manager does not run gets no status and no pods.
 var ManagedBySilence = Invariant{
 	Name:        "managedby-silence",
+	Manager:     true,
 	Description: "a Job with a foreign spec.managedBy gets no status write and no pod from the built-in controller",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if !ctx.ForeignManagedBy {
@@ -133,6 +134,7 @@ func builtInWrote(fields []metav1.ManagedFieldsEntry, status bool) bool {
 // bound: a Job without the field is not checked.
 var DelegationRespected = Invariant{
 	Name:        "delegation-respected",
+	Manager:     true,
 	Description: "the built-in controller writes neither the status nor the pods of a Job managed by another controller (managedFields)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation

@@ -217,7 +217,6 @@ func ignoredNote(n int) string {
 // deleted, for an index outside completions, or near a restart.
 var FailedKeptUntilReplaced = Invariant{
 	Name:        "failed-kept-until-replaced",
-	PodOwner:    true,
 	Description: "with backoffLimitPerIndex, an index's latest failed pod keeps the tracking finalizer until its replacement exists",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.Finalizer == "" {

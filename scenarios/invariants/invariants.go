@@ -149,11 +149,16 @@ type Invariant struct {
 	// KnownBugs are IDs of scenarios/bugs whose releases' built-in
 	// controller breaks the promise: the verdict says so, and stays a failure.
 	KnownBugs []string
-	// PodOwner marks a promise of the Job controller that owns the pods
-	// (its exactly-once bookkeeping): for a dispatched Job it is judged on
-	// the worker's copy, whose status that controller writes — a dispatcher
-	// may copy only the newest of its statuses.
-	PodOwner bool
+	// Manager marks a promise about the Job's status alone, or about who
+	// writes it: for a dispatched Job (Context.Copy) it is judged on the
+	// manager's Job, as the user sees it. Every other promise compares the
+	// status with the pods and is judged on the worker's copy, whose status
+	// the pods' own controller (the worker's built-in) writes: a dispatcher
+	// copies the newest status it has seen, seconds later, and may skip one
+	// (seen: FailureTarget alone for 33 ms); the mirror invariants (Mirror)
+	// carry those promises to the manager's Job — every status it shows is
+	// one the copy had, in order, each within MirrorWithin.
+	Manager bool
 	// Applies tells whether the run gave the check what it reads (nil: always).
 	Applies func(Context) bool
 	Check   func(Context, timeline.Timeline) []Violation
@@ -207,9 +212,6 @@ var All = []Invariant{
 
 // CheckAll evaluates every invariant.
 func CheckAll(ctx Context, t timeline.Timeline) []Result {
-	if ctx.Copy != "" {
-		t = alignMirror(ctx, t)
-	}
 	var out []Result
 	for _, inv := range All {
 		out = append(out, inv.Evaluate(ctx, t))
@@ -231,8 +233,9 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 		r.Applicable = false
 		return r
 	}
-	if inv.PodOwner && ctx.Copy != "" {
+	if ctx.Copy != "" && !inv.Manager {
 		t = copyView(ctx, t)
+		ctx.BuiltIn = true // the worker's Job controller: its release's known bugs are named
 	}
 	// Inside a recording gap the order of what the relist reported is not
 	// known: no verdict there (RestartGrace-style lags are each check's own).

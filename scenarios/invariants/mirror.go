@@ -3,7 +3,6 @@ package invariants
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -195,38 +194,4 @@ func Mirror(ctx Context, t timeline.Timeline, within time.Duration) (Result, []t
 		}
 	}
 	return res, m.Lags
-}
-
-// alignMirror places each status of a dispatched Job's manager (ctx.Job) no
-// earlier, in revision order, than the worker's copy's status it shows
-// (ctx.Copy): its revision becomes at least that status's. A recorder
-// stamps the manager's statuses with the worker's highest revision seen on
-// arrival (recorder.StartMirrored); on a loaded machine the dispatcher's
-// path (the copy's write, its watch, the manager's write, the manager's
-// watch) can beat the recorder's own watch of the worker, and the manager's
-// Job would seem to count pods before they ended.
-func alignMirror(ctx Context, t timeline.Timeline) timeline.Timeline {
-	copies := distinctStatuses(t, ctx.Copy)
-	out := make(timeline.Timeline, len(t))
-	copy(out, t)
-	last := 0 // the copy's status the manager showed last
-	for i, e := range out {
-		if e.Kind != "Job" || e.Name != ctx.Job || e.Type == timeline.Deleted {
-			continue
-		}
-		m := mirroredOf(e.Job().Status)
-		for k := last; k < len(copies); k++ {
-			if copies[k].m != m {
-				continue
-			}
-			last = k
-			if rv := copies[k].e.Revision(); rv > e.Revision() {
-				j := e.Job().DeepCopy()
-				j.ResourceVersion = strconv.FormatUint(rv, 10)
-				out[i].Object = j
-			}
-			break
-		}
-	}
-	return out
 }

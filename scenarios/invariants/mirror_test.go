@@ -66,32 +66,3 @@ func TestCheckMirror(t *testing.T) {
 	// Counters ahead of the copy's.
 	expect(CheckMirror(statuses(2*s, running, 3*s, failed), worker, "job", 5*s, end), "mirror-counters")
 }
-
-// A manager's status that arrived before the copy's status it shows is
-// placed, in revision order, no earlier than that status.
-func TestAlignMirror(t *testing.T) {
-	rv := func(e timeline.Entry, v string) timeline.Entry {
-		j := e.Job().DeepCopy()
-		j.ResourceVersion = v
-		e.Object = j
-		return e
-	}
-	failed := batchv1.JobStatus{Failed: 1}
-	copyOf := statuses(time.Duration(0), batchv1.JobStatus{Active: 1}, time.Second, failed)
-	mgr := statuses(time.Duration(0), batchv1.JobStatus{Active: 1}, time.Second, failed)
-	var tl timeline.Timeline
-	tl = append(tl, rv(copyOf[0], "3"), rv(mgr[0], "3"), rv(mgr[1], "4"), rv(copyOf[1], "9")) // the copy's failed=1 arrived last
-	for _, i := range []int{0, 3} {
-		tl[i].Name = "job@worker"
-	}
-	got := alignMirror(Context{Job: "job", Copy: "job@worker"}, tl)
-	if r := got[2].Revision(); r != 9 {
-		t.Errorf("the manager's failed=1 at revision %d, want 9 (the copy's)", r)
-	}
-	if r := got[1].Revision(); r != 3 {
-		t.Errorf("the manager's first status at revision %d, want 3", r)
-	}
-	if tl[2].Revision() != 4 {
-		t.Error("alignMirror changed the recording it was given")
-	}
-}

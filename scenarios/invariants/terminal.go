@@ -12,6 +12,7 @@ import (
 // SuccessCriteriaMet, each with the same reason (deferred terminal conditions, 1.31+).
 var TerminalAfterTarget = Invariant{
 	Name:        "terminal-after-target",
+	Manager:     true,
 	Description: "Failed comes only after FailureTarget, Complete only after SuccessCriteriaMet, with the same reason",
 	Since:       "v1.31.0",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {

@@ -27,7 +27,6 @@ import (
 // neither finished nor being deleted while the Job has not failed.
 var FinalizerAfterRecord = Invariant{
 	Name:        "finalizer-after-record",
-	PodOwner:    true,
 	Description: "a finished pod's tracking finalizer is removed only after a Job status write that records the pod (uncountedTerminatedPods or completedIndexes)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.Finalizer == "" {

@@ -166,8 +166,8 @@ func TestDisturbed(t *testing.T) {
 
 // A dispatched Job: the worker's copy keeps the protocol, the dispatcher
 // copied only the newest of its statuses to the manager's Job. The pod
-// owner's promise is judged on the copy (PodOwner), not on the manager's Job.
-func TestPodOwnerPromisesJudgedOnTheCopy(t *testing.T) {
+// owner's promise is judged on the copy (not Manager), not on the manager's Job.
+func TestPodPromisesJudgedOnTheCopy(t *testing.T) {
 	b := newBuilder().pod("a", running).pod("a", failed)
 	b.status(uncountedFailed("uid-a"))
 	b.pod("a", unfinalized)
@@ -191,6 +191,6 @@ func TestPodOwnerPromisesJudgedOnTheCopy(t *testing.T) {
 	}
 	ctx.Copy = ""
 	if r := FinalizerAfterRecord.Evaluate(ctx, dispatched); len(r.Violations) == 0 {
-		t.Error("judged on the manager's Job, which never recorded the pod: no violation (the test no longer shows what PodOwner changes)")
+		t.Error("judged on the manager's Job, which never recorded the pod: no violation (the test no longer shows what judging on the copy changes)")
 	}
 }
