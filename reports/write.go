@@ -339,7 +339,7 @@ func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 		fmt.Fprintf(w, "\n### Scale: the controllers side by side\n\n%s", t)
 	}
 	if t := MirrorTable(runs); t != "" {
-		fmt.Fprintf(w, "\n### Dispatchers: mirroring lag (worker's copy to the manager's Job)\n\n%s", t)
+		fmt.Fprintf(w, "\n### Dispatchers: mirroring lag (worker's copy to the manager's Job)\n\n```\n%s```\n", t)
 	}
 	if len(failed) == 0 {
 		if len(runs) == 0 {
