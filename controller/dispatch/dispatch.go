@@ -39,8 +39,17 @@ const OriginAnnotation = "jobconform.io/dispatched-from"
 // Fault is a deliberate bug of the dispatcher (a negative control).
 type Fault string
 
-// FaultNoTerminating copies every status field but status.terminating.
-const FaultNoTerminating Fault = "no-terminating"
+// Faults: what a dispatcher gets wrong.
+const (
+	// FaultNoTerminating copies every status field but status.terminating.
+	FaultNoTerminating Fault = "no-terminating"
+	// FaultLateStatus copies the copy's status only once it has differed
+	// from the manager's for LateBy: faithful, in order, and late.
+	FaultLateStatus Fault = "late-status"
+)
+
+// LateBy is how late FaultLateStatus copies a status.
+const LateBy = 15 * time.Second
 
 // Options shape a Dispatcher.
 type Options struct {
@@ -57,6 +66,9 @@ type Dispatcher struct {
 	workerJobs      batchlisters.JobLister
 	synced          []cache.InformerSynced
 	queue           workqueue.TypedRateLimitingInterface[string]
+
+	mu      sync.Mutex
+	pending map[string]time.Time // FaultLateStatus: since when a Job's status differs
 }
 
 // New wires a Dispatcher to informers of the manager (mf) and the worker
@@ -174,10 +186,36 @@ func (d *Dispatcher) sync(ctx context.Context, key string) error {
 	if apiequality.Semantic.DeepEqual(job.Status, status) {
 		return nil
 	}
+	if d.opts.Faults[FaultLateStatus] {
+		if wait := d.late(key); wait > 0 {
+			d.queue.AddAfter(key, wait)
+			return nil
+		}
+	}
 	up := job.DeepCopy()
 	up.Status = status
 	_, err = d.manager.BatchV1().Jobs(ns).UpdateStatus(ctx, up, metav1.UpdateOptions{})
 	return err
+}
+
+// late is how long FaultLateStatus still holds back the status of Job key,
+// which differs from its copy's now.
+func (d *Dispatcher) late(key string) time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pending == nil {
+		d.pending = map[string]time.Time{}
+	}
+	since, ok := d.pending[key]
+	if !ok {
+		since = time.Now()
+		d.pending[key] = since
+	}
+	if wait := LateBy - time.Since(since); wait > 0 {
+		return wait
+	}
+	delete(d.pending, key)
+	return 0
 }
 
 // createCopy creates the worker's copy: the spec as the user wrote it, run

@@ -109,3 +109,19 @@ func TestFaultNoTerminating(t *testing.T) {
 		t.Errorf("the broken dispatcher copied terminating: %v", *j.Status.Terminating)
 	}
 }
+
+// FaultLateStatus holds a status back until it has differed for LateBy,
+// then lets it through and starts over.
+func TestFaultLateStatusHoldsBack(t *testing.T) {
+	d := &Dispatcher{}
+	if w := d.late("ns/job"); w <= LateBy-time.Second || w > LateBy {
+		t.Fatalf("first difference: wait %s, want about %s", w, LateBy)
+	}
+	d.pending["ns/job"] = time.Now().Add(-LateBy)
+	if w := d.late("ns/job"); w != 0 {
+		t.Fatalf("after %s: wait %s, want 0", LateBy, w)
+	}
+	if w := d.late("ns/job"); w <= LateBy-time.Second {
+		t.Errorf("the next difference: wait %s, want about %s again", w, LateBy)
+	}
+}

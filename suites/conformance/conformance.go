@@ -39,11 +39,6 @@ import (
 // Description is the suite's name in Ginkgo's reports.
 const Description = "jobconform conformance"
 
-// brokenDispatcherScenario has pods that trap SIGTERM and a Job that waits
-// for them (status.terminating > 0 for seconds): what a dispatcher that
-// drops terminating gets wrong.
-const brokenDispatcherScenario = "prp-failed-sigterm"
-
 var once sync.Once
 
 // Register adds the suite's specs and set-up to Ginkgo's global suite, once;
@@ -147,12 +142,11 @@ func register() {
 		}
 	})
 
-	// A dispatcher that drops part of the status must be caught: one broken
-	// on purpose (it never copies status.terminating) answers to its own
-	// managedBy value beside the good one. On the first process, which holds
-	// the set-up, after the others.
-	It("[dispatcher] catches a dispatcher that never mirrors status.terminating", Serial, Label("managedBy", "multi-cluster"),
-		harness.Priority(Description, "broken-dispatcher"), func(ctx SpecContext) {
+	// A dispatcher that drops part of the status, or copies it late, must be
+	// caught: one broken on purpose answers to its own managedBy value beside
+	// the good one. On the first process, which holds the set-up, after the others.
+	DescribeTable("[dispatcher] catches a deliberately broken dispatcher",
+		func(ctx SpecContext, fault, scenario, failure string) {
 			cs, err := harness.ControllersUnderTest()
 			Expect(err).NotTo(HaveOccurred())
 			if !slices.ContainsFunc(cs, func(c runner.Controller) bool { return c.Dispatched }) {
@@ -161,23 +155,27 @@ func register() {
 			Expect(setup).NotTo(BeNil(), "the serial specs run on the process that holds the set-up")
 			set, err := harness.Scenarios()
 			Expect(err).NotTo(HaveOccurred())
-			i := slices.IndexFunc(set.Conformance, func(s *scenarios.Scenario) bool { return s.Name == brokenDispatcherScenario })
-			Expect(i).NotTo(Equal(-1), "the catalog's scenario %s", brokenDispatcherScenario)
+			i := slices.IndexFunc(set.Conformance, func(s *scenarios.Scenario) bool { return s.Name == scenario })
+			Expect(i).NotTo(Equal(-1), "the catalog's scenario %s", scenario)
 			s := set.Conformance[i]
-			name := "jobconform.io/dispatcher-no-terminating"
-			broken, err := setup.StartDispatcher(ctx, GinkgoT().TempDir(), name, []string{"no-terminating"})
+			name := "jobconform.io/dispatcher-" + fault
+			broken, err := setup.StartDispatcher(ctx, GinkgoT().TempDir(), name, []string{fault})
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(broken.Stop)
 			c := runner.Dispatcher
-			c.Name, c.ManagedBy, c.Faults = "dispatcher-no-terminating", &name, []string{"no-terminating"}
+			c.Name, c.ManagedBy, c.Faults = "dispatcher-"+fault, &name, []string{fault}
 			r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Worker: env.worker})
 			harness.Attach(r, s.Features)
 			failures := r.Failures()
 			AddReportEntry("verdict on the broken dispatcher", strings.Join(failures, "\n"))
 			Expect(r.Err).NotTo(HaveOccurred())
-			Expect(failures).To(ContainElement(MatchRegexp(`^invariant mirror-[a-z]+ at \d\d:\d\d:\d\d\.\d{3} .*active=0 ready=0 terminating=0 `)),
-				"a dispatcher that never copies status.terminating must break the mirroring (and the report must say when)")
-		}, SpecTimeout(5*time.Minute))
+			Expect(failures).To(ContainElement(MatchRegexp(failure)), "the %s fault must be caught (and the report must say when)", fault)
+		},
+		brokenDispatcher("that never mirrors status.terminating", "no-terminating", "prp-failed-sigterm",
+			`^invariant mirror-[a-z]+ at \d\d:\d\d:\d\d\.\d{3} .*active=0 ready=0 terminating=0 `),
+		brokenDispatcher("that copies each status 15s late", "late-status", "prp-failed-sigterm",
+			`^invariant mirror-lag at \d\d:\d\d:\d\d\.\d{3} `),
+	)
 
 	// The verdict table on the terminal.
 	ReportAfterSuite("verdicts", func(report Report) {
@@ -190,4 +188,10 @@ func nodesNote(nodes string) string {
 		return ""
 	}
 	return ", " + nodes + " nodes"
+}
+
+// brokenDispatcher is a case of the broken-dispatcher table: scenario's pods
+// trap SIGTERM and the Job waits for them (status.terminating > 0 for seconds).
+func brokenDispatcher(text, fault, scenario, failure string) TableEntry {
+	return Entry(text, fault, scenario, failure, Serial, Label("managedBy", "multi-cluster"), harness.Priority(Description, "broken-dispatcher-"+fault), SpecTimeout(5*time.Minute))
 }
