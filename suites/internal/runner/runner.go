@@ -54,8 +54,9 @@ type Controller struct {
 	// Dispatched: the controller is a dispatcher (Kueue's MultiKueue, the
 	// reference dispatcher): it runs each Job as a copy on a worker cluster
 	// (Options.Worker), whose own Job controller makes the pods, and copies
-	// the copy's status back. The Job is judged as the user sees it on the
-	// manager, against the pods on the worker.
+	// the copy's status back. The Job's promises about its pods are judged
+	// on the copy, and carried to the manager's Job, which the user sees, by
+	// the mirror checks (invariants.Context.Copy, invariants.Mirror).
 	Dispatched bool
 }
 
