@@ -123,7 +123,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		want string
 		env  []string
 	}{
-		{"unknown controller", []string{"--controllers", "builtin,mine"}, `unknown controller "mine" (use builtin, reference, dispatcher, external)`, nil},
+		{"unknown controller", []string{"--controllers", "builtin,mine"}, `unknown controller "mine" (use builtin, reference, dispatcher, multikueue, external)`, nil},
 		{"unknown provider", []string{"--provider", "minikube"}, `--provider "minikube": use one of existing, kind, local`, nil},
 		{"not a release", []string{"--k8s-version", "1.37"}, "not a release like v1.37.1", nil},
 		{"unknown suite", []string{"--suites", "soak"}, `unknown suite "soak"`, nil},

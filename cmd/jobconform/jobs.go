@@ -97,9 +97,9 @@ func planJobs(o options.Options, specs map[string]int) []job {
 	if len(versions) == 0 {
 		versions = []string{""} // an existing cluster
 	}
-	// A dispatcher is judged by the conformance suite alone, on kwok nodes
-	// (its worker cluster's): the other jobs run without it.
-	single := slices.DeleteFunc(slices.Clone(o.Controllers), func(c string) bool { return c == "dispatcher" })
+	// A dispatcher (options.Dispatchers) is judged by the conformance suite
+	// alone, on kwok nodes (its worker cluster's): the other jobs run without it.
+	single := slices.DeleteFunc(slices.Clone(o.Controllers), func(c string) bool { return contains(options.Dispatchers, c) })
 	for _, v := range versions {
 		for _, s := range o.Run.Suites {
 			cs := o.Controllers

@@ -37,7 +37,11 @@ const (
 var Providers = []string{"existing", "kind", "local"}
 
 // Controllers under test, as --controllers names them.
-var Controllers = []string{"builtin", "reference", "dispatcher", "external"}
+var Controllers = []string{"builtin", "reference", "dispatcher", "multikueue", "external"}
+
+// Dispatchers are the controllers of Controllers that run a Job on a
+// second, worker cluster: judged by the conformance suite alone.
+var Dispatchers = []string{"dispatcher", "multikueue"}
 
 // Options is everything a run is told. Its zero value is not a default:
 // take Defaults() or FromEnv().
@@ -360,15 +364,18 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--controllers: unknown controller %q (use %s)", c, strings.Join(Controllers, ", "))
 		}
 	}
-	if contains(o.Controllers, "dispatcher") {
+	for _, d := range Dispatchers {
+		if !contains(o.Controllers, d) {
+			continue
+		}
 		if o.ProviderName() != "local" {
-			return fmt.Errorf("--controllers dispatcher brings up a worker cluster beside the manager; the %s provider cannot: use the local provider", o.ProviderName())
+			return fmt.Errorf("--controllers %s brings up a worker cluster beside the manager; the %s provider cannot: use the local provider", d, o.ProviderName())
 		}
 		if len(o.Run.Suites) > 0 && !contains(o.Run.Suites, "conformance") {
-			return errors.New("--controllers dispatcher is judged by the conformance suite alone (chaos, drills and scale across clusters are not built yet): add conformance to --suites, or drop dispatcher")
+			return fmt.Errorf("--controllers %s is judged by the conformance suite alone (chaos, drills and scale across clusters are not built yet): add conformance to --suites, or drop %s", d, d)
 		}
 		if o.Nodes == NodesKubelet {
-			return errors.New("--controllers dispatcher: its worker cluster has kwok nodes; drop --nodes kubelet, or dispatcher (--kubelet-conformance runs without it)")
+			return fmt.Errorf("--controllers %s: its worker cluster has kwok nodes; drop --nodes kubelet, or %s (--kubelet-conformance runs without it)", d, d)
 		}
 	}
 	if contains(o.Controllers, "external") && o.External.ManagedBy == "" {

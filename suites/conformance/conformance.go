@@ -47,12 +47,14 @@ func Register() { once.Do(register) }
 
 // env is what every spec needs; set up once per process.
 var env struct {
-	client  kubernetes.Interface
-	worker  kubernetes.Interface // a dispatcher's worker cluster (nil without one)
-	version string
-	pods    pods.Target
-	nodes   string
-	gates   string
+	client kubernetes.Interface
+	worker kubernetes.Interface // a dispatcher's worker cluster (nil without one)
+	// kubeconfig and workerKubeconfig reach the two clusters.
+	kubeconfig, workerKubeconfig string
+	version                      string
+	pods                         pods.Target
+	nodes                        string
+	gates                        string
 }
 
 // setup is process 1's cluster and controllers, torn down in SynchronizedAfterSuite.
@@ -68,7 +70,8 @@ type shared struct {
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
-	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c), Worker: env.worker})
+	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c), Worker: env.worker,
+		PrepareNamespace: harness.PrepareNamespace(c, env.kubeconfig, env.workerKubeconfig)})
 	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
@@ -104,6 +107,7 @@ func register() {
 		var err error
 		env.client, env.version, err = kube.Client(s.Kubeconfig, s.Version)
 		env.pods, env.nodes, env.gates = s.Pods, s.Nodes, s.Gates
+		env.kubeconfig, env.workerKubeconfig = s.Kubeconfig, s.WorkerKubeconfig
 		Expect(err).NotTo(HaveOccurred())
 		if s.WorkerKubeconfig != "" {
 			env.worker, _, err = kube.Client(s.WorkerKubeconfig, s.Version)
@@ -149,8 +153,8 @@ func register() {
 		func(ctx SpecContext, fault, scenario, failure string) {
 			cs, err := harness.ControllersUnderTest()
 			Expect(err).NotTo(HaveOccurred())
-			if !slices.ContainsFunc(cs, func(c runner.Controller) bool { return c.Dispatched }) {
-				Skip("no dispatcher under test (--controllers dispatcher)")
+			if !slices.ContainsFunc(cs, func(c runner.Controller) bool { return c.Name == runner.Dispatcher.Name }) {
+				Skip("the reference dispatcher is not under test (--controllers dispatcher)")
 			}
 			Expect(setup).NotTo(BeNil(), "the serial specs run on the process that holds the set-up")
 			set, err := harness.Scenarios()

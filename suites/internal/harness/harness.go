@@ -15,11 +15,13 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/jobconform/jobconform/internal/cluster"
+	"github.com/jobconform/jobconform/internal/k8sbin"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/scenarios/catalog"
@@ -147,6 +149,8 @@ func controllersOf(st options.Options) []runner.Controller {
 			out = append(out, ref)
 		case "dispatcher":
 			out = append(out, runner.Dispatcher)
+		case "multikueue":
+			out = append(out, runner.MultiKueue)
 		case "external":
 			mb := st.External.ManagedBy
 			out = append(out, runner.Controller{Name: mb, ManagedBy: ptr.To(mb), Finalizer: st.External.Finalizer})
@@ -177,6 +181,9 @@ type Env struct {
 	Worker           cluster.Cluster
 	WorkerKubeconfig string
 	Dispatcher       *controllers.Dispatcher
+	// Kueues are Kueue's managers on the manager and the worker cluster
+	// when MultiKueue is under test.
+	Kueues []*controllers.Kueue
 
 	referenceBinary, dispatcherBinary string
 }
@@ -217,8 +224,19 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 				return nil, err
 			}
 		}
-		if c.Dispatched {
+		if c.Dispatched && e.Worker == nil {
 			if err := e.startWorker(ctx, o, cfg); err != nil {
+				return nil, err
+			}
+		}
+		switch c.Name {
+		case runner.Dispatcher.Name:
+			if e.Dispatcher, err = e.StartDispatcher(ctx, o.TempDir, "", nil); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(progress(o.Progress), "reference dispatcher started between the cluster and the worker (log in %s)\n", e.LogDir)
+		case runner.MultiKueue.Name:
+			if err := e.startMultiKueue(ctx, o); err != nil {
 				return nil, err
 			}
 		}
@@ -315,8 +333,7 @@ func (e *Env) Metrics(ctx context.Context, c runner.Controller) (string, error) 
 }
 
 // startWorker brings up the worker cluster of a dispatcher under test (the
-// manager's release, gates and nodes) and the reference dispatcher between
-// the two.
+// manager's release and gates, kwok nodes).
 func (e *Env) startWorker(ctx context.Context, o Options, cfg cluster.Config) (err error) {
 	cfg.Name, cfg.NodeKind = "jobconform-worker", cluster.NodesKwok
 	fmt.Fprintln(progress(o.Progress), "bringing up the worker cluster of the dispatcher under test")
@@ -324,13 +341,58 @@ func (e *Env) startWorker(ctx context.Context, o Options, cfg cluster.Config) (e
 		return fmt.Errorf("the worker cluster: %w", err)
 	}
 	e.WorkerKubeconfig = e.Worker.Kubeconfig()
-	var d *controllers.Dispatcher
-	if d, err = e.StartDispatcher(ctx, o.TempDir, "", nil); err != nil {
+	return nil
+}
+
+// startMultiKueue builds Kueue (cached), installs its CRDs on both
+// clusters, runs a Kueue manager for each, and creates the MultiKueue
+// objects, up to the worker being Active.
+func (e *Env) startMultiKueue(ctx context.Context, o Options) error {
+	set, err := (&k8sbin.Builder{Progress: progress(o.Progress)}).EnsureKueue(ctx, "")
+	if err != nil {
 		return err
 	}
-	e.Dispatcher = d
-	fmt.Fprintf(progress(o.Progress), "reference dispatcher started between %s and the worker (log in %s)\n", e.Kubeconfig, e.LogDir)
+	var dyn [2]dynamic.Interface
+	for i, kc := range []string{e.Kubeconfig, e.WorkerKubeconfig} {
+		if dyn[i], err = controllers.Dynamic(kc); err != nil {
+			return err
+		}
+		if err := controllers.InstallKueueCRDs(ctx, dyn[i], set.CRDDir); err != nil {
+			return err
+		}
+	}
+	for _, k := range []*controllers.Kueue{{Name: "manager", Kubeconfig: e.Kubeconfig}, {Name: "worker", Kubeconfig: e.WorkerKubeconfig}} {
+		k.Binary, k.LogDir = set.Manager, e.LogDir
+		if err := k.Start(ctx); err != nil {
+			return err
+		}
+		e.Kueues = append(e.Kueues, k)
+	}
+	if err := controllers.SetUpMultiKueue(ctx, dyn[0], dyn[1], e.WorkerKubeconfig); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress(o.Progress), "Kueue %s's MultiKueue running: the manager's Kueue dispatches to the worker's (logs in %s)\n", set.Version, e.LogDir)
 	return nil
+}
+
+// PrepareNamespace readies namespace ns on both clusters for controller c:
+// MultiKueue's LocalQueue; nil for the others.
+func PrepareNamespace(c runner.Controller, kubeconfig, workerKubeconfig string) func(context.Context, string) error {
+	if c.Name != runner.MultiKueue.Name {
+		return nil
+	}
+	return func(ctx context.Context, ns string) error {
+		for _, kc := range []string{kubeconfig, workerKubeconfig} {
+			dc, err := controllers.Dynamic(kc)
+			if err != nil {
+				return err
+			}
+			if err := controllers.KueueNamespace(ctx, dc, ns); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // StartDispatcher builds and starts a reference dispatcher between the
@@ -362,6 +424,9 @@ func (e *Env) Stop() error {
 	var errs []error
 	if e.Dispatcher != nil {
 		errs = append(errs, e.Dispatcher.Stop())
+	}
+	for _, k := range e.Kueues {
+		errs = append(errs, k.Stop())
 	}
 	if e.Worker != nil {
 		errs = append(errs, e.Worker.Stop())

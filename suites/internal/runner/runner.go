@@ -58,11 +58,23 @@ type Controller struct {
 	// on the copy, and carried to the manager's Job, which the user sees, by
 	// the mirror checks (invariants.Context.Copy, invariants.Mirror).
 	Dispatched bool
+	// JobLabels are added to each Job (Kueue's queue label), and
+	// CreateSuspended creates it suspended, as a queueing controller's
+	// webhook would (Kueue's): the controller starts it once admitted.
+	JobLabels       map[string]string
+	CreateSuspended bool
 }
 
 // Dispatcher is the reference dispatcher (controller/dispatch); its copies
 // are run by the worker's built-in Job controller, whose finalizer the pods carry.
 var Dispatcher = Controller{Name: "dispatcher", ManagedBy: ptr.To(dispatch.DefaultName), Finalizer: batchv1.JobTrackingFinalizer, Dispatched: true}
+
+// MultiKueue is Kueue's MultiKueue (issue #31): Jobs submitted to a
+// LocalQueue of the manager cluster (Options.PrepareNamespace makes it),
+// created suspended as Kueue's Job webhook would, run on the worker by its
+// built-in Job controller once both clusters' Kueue admitted them.
+var MultiKueue = Controller{Name: "multikueue", ManagedBy: ptr.To("kueue.x-k8s.io/multikueue"), Finalizer: batchv1.JobTrackingFinalizer, Dispatched: true,
+	JobLabels: map[string]string{"kueue.x-k8s.io/queue-name": "jobconform"}, CreateSuspended: true}
 
 // BuiltIn is kube-controller-manager's Job controller.
 var BuiltIn = Controller{Name: "builtin", Finalizer: batchv1.JobTrackingFinalizer}
@@ -138,6 +150,10 @@ type Options struct {
 	// MirrorWithin bounds how late the worker's copy's status may reach the
 	// manager's Job (invariants.CheckMirror; default invariants.MirrorWithin).
 	MirrorWithin time.Duration
+	// PrepareNamespace, when set, readies a scenario's namespace for the
+	// controller once it exists (on both clusters of a dispatched one): a
+	// queueing controller's LocalQueue.
+	PrepareNamespace func(ctx context.Context, ns string) error
 }
 
 // Failures lists every broken step and invariant, for a verdict and a report.
@@ -201,7 +217,11 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 			r.Err = fmt.Errorf("%s runs Jobs on a worker cluster, and the suite gave it none", c.Name)
 			return r
 		}
-		if r.Skipped = NotAcrossClusters(s); r.Skipped != "" {
+		if r.Skipped = NotAcrossClusters(s, c); r.Skipped != "" {
+			return r
+		}
+		if c.CreateSuspended && ptr.Deref(s.Job.Suspend, false) {
+			r.Skipped = fmt.Sprintf("%s starts a Job submitted suspended once it admits it (its queueing owns spec.suspend): a scenario of a Job that stays suspended makes no promise here", c.Name)
 			return r
 		}
 	}
@@ -258,6 +278,12 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		return r
 	}
 	defer func() { rec.Stop(); r.Timeline = rec.Entries() }()
+	if o.PrepareNamespace != nil {
+		if err := o.PrepareNamespace(ctx, ns); err != nil {
+			r.Err = fmt.Errorf("prepare namespace %s for %s: %w", ns, c.Name, err)
+			return r
+		}
+	}
 
 	job, err := buildJob(s, c, o.Pods)
 	if err != nil {
@@ -334,10 +360,11 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	return r
 }
 
-// NotAcrossClusters says why scenario s makes no promise a dispatcher can
+// NotAcrossClusters says why scenario s makes no promise dispatcher c can
 // keep across clusters ("" when it does): each reason is by design of the
-// multi-cluster mode, stated in the verdict, never a silent skip.
-func NotAcrossClusters(s *scenarios.Scenario) string {
+// multi-cluster mode or of the dispatcher, stated in the verdict, never a
+// silent skip.
+func NotAcrossClusters(s *scenarios.Scenario, c Controller) string {
 	switch {
 	case s.HasChaos():
 		return "multi-cluster runs: chaos across a manager and a worker cluster is not built yet (issue #31)"
@@ -345,6 +372,9 @@ func NotAcrossClusters(s *scenarios.Scenario) string {
 		return "multi-cluster runs: the scenario judges a Job controller's /metrics; a dispatcher serves none of the Job controller's counters"
 	case s.ForeignManagedBy:
 		return "multi-cluster runs: the scenario is about a Job whose manager does not run; a dispatched Job's does"
+	}
+	if c.Name != Dispatcher.Name {
+		return "" // what the reference dispatcher leaves out by design, others are judged on
 	}
 	for _, st := range s.Steps {
 		if st.Act == nil {
@@ -511,7 +541,14 @@ func buildJob(s *scenarios.Scenario, c Controller, target pods.Target) (*batchv1
 	if s.ForeignManagedBy {
 		spec.ManagedBy = ptr.To(AbsentManager)
 	}
-	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName, Labels: map[string]string{"jobconform.io/scenario": s.Name}}, Spec: *spec}, nil
+	labels := map[string]string{"jobconform.io/scenario": s.Name}
+	for k, v := range c.JobLabels {
+		labels[k] = v
+	}
+	if c.CreateSuspended {
+		spec.Suspend = ptr.To(true)
+	}
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName, Labels: labels}, Spec: *spec}, nil
 }
 
 // stepper is what a scenario's steps act on and wait with.

@@ -146,7 +146,7 @@ func TestNotAcrossClusters(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", yaml, err)
 		}
-		if got := NotAcrossClusters(s); (want == "") != (got == "") || !strings.Contains(got, want) {
+		if got := NotAcrossClusters(s, Dispatcher); (want == "") != (got == "") || !strings.Contains(got, want) {
 			t.Errorf("%s: %q, want %q", yaml, got, want)
 		}
 	}

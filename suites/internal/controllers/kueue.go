@@ -1,0 +1,384 @@
+package controllers
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+
+	"github.com/jobconform/jobconform/internal/ports"
+	"github.com/jobconform/jobconform/internal/process"
+)
+
+// Kueue's MultiKueue (issue #31), run as Kueue's own setup guide runs it —
+// one Kueue manager per cluster, the manager cluster's dispatching to the
+// worker's — but as processes on 127.0.0.1 beside the local clusters.
+
+// MultiKueueManagedBy is the spec.managedBy of a Job MultiKueue dispatches.
+const MultiKueueManagedBy = "kueue.x-k8s.io/multikueue"
+
+// KueueQueueLabel names the LocalQueue a Job is submitted to.
+const KueueQueueLabel = "kueue.x-k8s.io/queue-name"
+
+// KueueQueue is the LocalQueue of every scenario's namespace (KueueNamespace).
+const KueueQueue = "jobconform"
+
+// kueueMetricsCerts is where Kueue v0.17.0 reads its metrics server's
+// certificate when it does not manage its certificates itself: a fixed
+// path of cmd/kueue/main.go, not a setting.
+const kueueMetricsCerts = "/etc/kueue/metrics/certs"
+
+// kueueGates: the visibility server reads its certificate from a fixed
+// path (/visibility) and is not what the harness judges.
+const kueueGates = "VisibilityOnDemand=false"
+
+var kueueGroup = schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"}
+
+// Kueue is one cluster's Kueue manager.
+type Kueue struct {
+	// Binary (k8sbin.EnsureKueue), Kubeconfig and LogDir must be set; Name
+	// tells the logs apart ("manager", "worker").
+	Binary, Kubeconfig, LogDir, Name string
+
+	proc  *process.Process
+	claim *ports.Claim
+	dir   string
+}
+
+// Start writes Kueue's configuration and certificate and runs it until its
+// /readyz answers.
+func (k *Kueue) Start(ctx context.Context) error {
+	claim, err := ports.Take(3)
+	if err != nil {
+		return err
+	}
+	k.claim = claim
+	health, metrics, webhook := claim.Ports[0], claim.Ports[1], claim.Ports[2]
+	if k.dir, err = os.MkdirTemp("", "jobconform-kueue-"+k.Name+"-"); err != nil {
+		return err
+	}
+	certs := filepath.Join(k.dir, "certs")
+	if err := writeServingCert(certs); err != nil {
+		return err
+	}
+	if err := writeServingCert(kueueMetricsCerts); err != nil {
+		return fmt.Errorf("Kueue reads its metrics certificate from %s (fixed in its command): %w", kueueMetricsCerts, err)
+	}
+	config := fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health: {healthProbeBindAddress: "127.0.0.1:%d"}
+metrics: {bindAddress: "127.0.0.1:%d"}
+webhook: {host: 127.0.0.1, port: %d, certDir: %q}
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+manageJobsWithoutQueueName: false
+integrations: {frameworks: ["batch/job"]}
+`, health, metrics, webhook, certs)
+	cfgPath := filepath.Join(k.dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(k.LogDir, 0o755); err != nil {
+		return err
+	}
+	k.proc = process.New("kueue-"+k.Name, filepath.Join(k.LogDir, "kueue-"+k.Name+".log"))
+	k.proc.SetCommand(k.Binary, "--config="+cfgPath, "--kubeconfig="+k.Kubeconfig, "--feature-gates="+kueueGates)
+	if err := k.proc.Start(); err != nil {
+		return err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", health)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-k.proc.Exited():
+			return false, fmt.Errorf("%s", k.proc.DescribeExit())
+		default:
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		_ = k.proc.Kill()
+		return fmt.Errorf("Kueue on the %s cluster did not become ready (log %s): %w", k.Name, k.proc.LogPath, err)
+	}
+	return nil
+}
+
+// Stop ends Kueue and removes its configuration.
+func (k *Kueue) Stop() error {
+	var err error
+	if k.proc != nil {
+		err = k.proc.Stop(10 * time.Second)
+	}
+	k.claim.Release()
+	k.claim = nil
+	if k.dir != "" {
+		os.RemoveAll(k.dir)
+	}
+	return err
+}
+
+// writeServingCert writes a self-signed certificate for 127.0.0.1 as
+// tls.crt and tls.key into dir.
+func writeServingCert(dir string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(7 * 24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return err
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+}
+
+// Dynamic is a dynamic client of the cluster kubeconfig reaches.
+func Dynamic(kubeconfig string) (dynamic.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return dynamic.NewForConfig(cfg)
+}
+
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// InstallKueueCRDs creates the CRDs of dir (k8sbin.KueueSet.CRDDir) and
+// waits until the apiserver serves them.
+func InstallKueueCRDs(ctx context.Context, dc dynamic.Interface, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no Kueue CRDs in %s: build Kueue again (jobconform build --kueue default)", dir)
+	}
+	var names []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &u.Object); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if _, err := dc.Resource(crdResource).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create CRD %s: %w", u.GetName(), err)
+		}
+		names = append(names, u.GetName())
+	}
+	for _, n := range names {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			u, err := dc.Resource(crdResource).Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range conds {
+				if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s not established: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// createAll creates the YAML documents of docs (kind → resource as the
+// table says), tolerating those that exist.
+func createAll(ctx context.Context, dc dynamic.Interface, docs string) error {
+	resources := map[string]schema.GroupVersionResource{
+		"Namespace":         {Version: "v1", Resource: "namespaces"},
+		"Secret":            {Version: "v1", Resource: "secrets"},
+		"ResourceFlavor":    kueueGroup.WithResource("resourceflavors"),
+		"ClusterQueue":      kueueGroup.WithResource("clusterqueues"),
+		"LocalQueue":        kueueGroup.WithResource("localqueues"),
+		"AdmissionCheck":    kueueGroup.WithResource("admissionchecks"),
+		"MultiKueueConfig":  kueueGroup.WithResource("multikueueconfigs"),
+		"MultiKueueCluster": kueueGroup.WithResource("multikueueclusters"),
+	}
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return err
+		}
+		gvr, ok := resources[u.GetKind()]
+		if !ok {
+			return fmt.Errorf("createAll: no resource for kind %s", u.GetKind())
+		}
+		var ri dynamic.ResourceInterface = dc.Resource(gvr)
+		if ns := u.GetNamespace(); ns != "" {
+			ri = dc.Resource(gvr).Namespace(ns)
+		}
+		if _, err := ri.Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// clusterQueue admits everything a scenario asks for; on the manager it
+// waits for MultiKueue's admission check.
+func clusterQueue(check string) string {
+	s := `apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: jobconform}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: jobconform}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: jobconform
+      resources:
+      - {name: cpu, nominalQuota: "100000"}
+      - {name: memory, nominalQuota: 100000Gi}`
+	if check != "" {
+		s += "\n  admissionChecksStrategy:\n    admissionChecks: [{name: " + check + "}]"
+	}
+	return s
+}
+
+// SetUpMultiKueue creates the objects a user would — on the worker a
+// ResourceFlavor and a ClusterQueue; on the manager those, an AdmissionCheck
+// of MultiKueue, a MultiKueueConfig, a MultiKueueCluster and the Secret with
+// the worker's kubeconfig (certificates inlined: Kueue refuses file paths)
+// — and waits until the MultiKueueCluster is Active.
+func SetUpMultiKueue(ctx context.Context, manager, worker dynamic.Interface, workerKubeconfig string) error {
+	if err := createAll(ctx, worker, "apiVersion: v1\nkind: Namespace\nmetadata: {name: kueue-system}\n---\n"+clusterQueue("")); err != nil {
+		return fmt.Errorf("the worker's Kueue objects: %w", err)
+	}
+	kc, err := inlineKubeconfig(workerKubeconfig)
+	if err != nil {
+		return err
+	}
+	secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: jobconform-worker, namespace: kueue-system}\ndata: {kubeconfig: %s}", kc)
+	objs := `apiVersion: v1
+kind: Namespace
+metadata: {name: kueue-system}
+---
+` + secret + `
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: jobconform-worker}
+spec:
+  clusterSource:
+    kubeConfig: {locationType: Secret, location: jobconform-worker}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: jobconform}
+spec: {clusters: [jobconform-worker]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: jobconform}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: jobconform}
+---
+` + clusterQueue("jobconform")
+	if err := createAll(ctx, manager, objs); err != nil {
+		return fmt.Errorf("the manager's Kueue objects: %w", err)
+	}
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		u, err := manager.Resource(kueueGroup.WithResource("multikueueclusters")).Get(ctx, "jobconform-worker", metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Active" {
+				last = fmt.Sprintf("Active=%v (%v: %v)", m["status"], m["reason"], m["message"])
+				return m["status"] == "True", nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the worker never became Active in MultiKueueCluster jobconform-worker (last: %s): see the manager's Kueue log", orNone(last))
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no status"
+	}
+	return s
+}
+
+// inlineKubeconfig is the kubeconfig at path with its files' contents in
+// it, base64-encoded as a Secret's data.
+func inlineKubeconfig(path string) (string, error) {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return "", err
+	}
+	if err := clientcmdapi.FlattenConfig(cfg); err != nil {
+		return "", err
+	}
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(data), nil
+}
+
+// KueueNamespace makes namespace ns ready for MultiKueue's Jobs on the
+// cluster dc reaches: its LocalQueue.
+func KueueNamespace(ctx context.Context, dc dynamic.Interface, ns string) error {
+	return createAll(ctx, dc, fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: %s, namespace: %s}
+spec: {clusterQueue: jobconform}`, KueueQueue, strconv.Quote(ns)))
+}
