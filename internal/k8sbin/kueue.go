@@ -2,6 +2,7 @@ package k8sbin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,8 +22,13 @@ const Kueue Binary = "kueue"
 // and it builds against k8s.io/client-go v0.35.3).
 const KueueVersion = "v0.17.0"
 
-// kueueCRDs is where a Kueue module keeps its CustomResourceDefinitions.
-const kueueCRDs = "config/components/crd/bases"
+// kueueCRDs is where a Kueue module keeps its CustomResourceDefinitions,
+// kueueWebhooks its webhook configurations (service-based, as kustomize
+// renders them before it adds the install's namespace).
+const (
+	kueueCRDs     = "config/components/crd/bases"
+	kueueWebhooks = "config/components/webhook/manifests.yaml"
+)
 
 // KueueSet is a cached Kueue build: its manager and the CRDs of the same
 // module version (one *.yaml per CRD).
@@ -30,6 +36,8 @@ type KueueSet struct {
 	Version string
 	Manager string
 	CRDDir  string
+	// Webhooks is the module's webhook configurations (kueueWebhooks).
+	Webhooks string
 }
 
 // EnsureKueue returns Kueue version v (default KueueVersion), building the
@@ -50,7 +58,7 @@ func (b *Builder) EnsureKueue(ctx context.Context, v string) (*KueueSet, error) 
 		return nil, err
 	}
 	dir := filepath.Join(root, "kueue", v)
-	set := &KueueSet{Version: v, Manager: filepath.Join(dir, string(Kueue)), CRDDir: filepath.Join(dir, "crds")}
+	set := &KueueSet{Version: v, Manager: filepath.Join(dir, string(Kueue)), CRDDir: filepath.Join(dir, "crds"), Webhooks: filepath.Join(dir, "webhooks.yaml")}
 	err = b.ensure(ctx, dir, []Binary{Kueue}, func(tmp string) error {
 		what := "Kueue " + v
 		if err := b.buildModule(ctx, tmp, what, "sigs.k8s.io/kueue", v, nil,
@@ -62,7 +70,42 @@ func (b *Builder) EnsureKueue(ctx context.Context, v string) (*KueueSet, error) 
 	if err != nil {
 		return nil, err
 	}
+	if _, err := os.Stat(set.Webhooks); err != nil {
+		// Kept beside the build since it was cached (a cache from before
+		// has the binary and the CRDs only): from the module, no rebuild.
+		if err := copyWebhooks(ctx, v, set.Webhooks); err != nil {
+			return nil, err
+		}
+	}
 	return set, nil
+}
+
+// copyWebhooks copies the webhook configurations of Kueue module version v
+// to out, downloading the module (source only) if the module cache lacks it.
+func copyWebhooks(ctx context.Context, v, out string) error {
+	tmp, err := os.MkdirTemp("", "jobconform-kueue-webhooks-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "sigs.k8s.io/kueue@"+v)
+	cmd.Dir, cmd.Env = tmp, goEnv()
+	js, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("download the Kueue module %s%s: %w", v, stderrOf(err), err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(js, &mod); err != nil || mod.Dir == "" {
+		return fmt.Errorf("go mod download -json sigs.k8s.io/kueue@%s: no module directory in %s", v, js)
+	}
+	data, err := os.ReadFile(filepath.Join(mod.Dir, kueueWebhooks))
+	if err != nil {
+		return fmt.Errorf("the Kueue module %s has no %s: %w", v, kueueWebhooks, err)
+	}
+	if err := os.WriteFile(out+".tmp", data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(out+".tmp", out)
 }
 
 // copyCRDs copies the Kueue module's CRDs, as the build module src resolved

@@ -66,6 +66,10 @@ type Kueue struct {
 	proc  *process.Process
 	claim *ports.Claim
 	dir   string
+	// webhookPort and cert are where Kueue serves its webhooks and the
+	// certificate it serves them with (PEM), once started.
+	webhookPort int
+	cert        []byte
 }
 
 // Start writes Kueue's configuration and certificate and runs it until its
@@ -84,8 +88,12 @@ func (k *Kueue) Start(ctx context.Context) error {
 	if err := writeServingCert(certs); err != nil {
 		return err
 	}
+	k.webhookPort = webhook
+	if k.cert, err = os.ReadFile(filepath.Join(certs, "tls.crt")); err != nil {
+		return err
+	}
 	if err := writeServingCert(kueueMetricsCerts); err != nil {
-		return fmt.Errorf("Kueue reads its metrics certificate from %s (fixed in its command): %w", kueueMetricsCerts, err)
+		return fmt.Errorf("Kueue reads its metrics certificate from %s (fixed in its command): make that directory writable for this user, or run as root: %w", kueueMetricsCerts, err)
 	}
 	config := fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -381,4 +389,86 @@ func KueueNamespace(ctx context.Context, dc dynamic.Interface, ns string) error 
 kind: LocalQueue
 metadata: {name: %s, namespace: %s}
 spec: {clusterQueue: jobconform}`, KueueQueue, strconv.Quote(ns)))
+}
+
+// kueueQueuedJobs selects the Jobs Kueue's Job webhooks are called for: those
+// submitted to a queue. Without it every Job of the cluster would wait on
+// Kueue's webhook (failurePolicy Fail), the other controllers' too.
+var kueueQueuedJobs = map[string]any{"matchExpressions": []any{map[string]any{"key": KueueQueueLabel, "operator": "Exists"}}}
+
+// RegisterWebhooks registers Kueue's webhooks of the module's configurations
+// (k8sbin.KueueSet.Webhooks) with the apiserver dc reaches, by URL to this
+// Kueue on 127.0.0.1 and with its certificate as the CA: only those of Jobs
+// and of Kueue's own objects (the others' integrations are off), named
+// after the cluster (Name). Call after Start.
+func (k *Kueue) RegisterWebhooks(ctx context.Context, dc dynamic.Interface, manifests string) error {
+	data, err := os.ReadFile(manifests)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return fmt.Errorf("%s: %w", manifests, err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		var resource string
+		switch u.GetKind() {
+		case "MutatingWebhookConfiguration":
+			resource = "mutatingwebhookconfigurations"
+		case "ValidatingWebhookConfiguration":
+			resource = "validatingwebhookconfigurations"
+		default:
+			continue
+		}
+		hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
+		var kept []any
+		for _, h := range hooks {
+			w, ok := h.(map[string]any)
+			if !ok {
+				continue
+			}
+			path, _, _ := unstructured.NestedString(w, "clientConfig", "service", "path")
+			group := webhookGroup(w)
+			if path == "" || (group != "batch" && group != kueueGroup.Group) {
+				continue
+			}
+			w["clientConfig"] = map[string]any{"url": fmt.Sprintf("https://127.0.0.1:%d%s", k.webhookPort, path), "caBundle": base64.StdEncoding.EncodeToString(k.cert)}
+			if group == "batch" {
+				w["objectSelector"] = kueueQueuedJobs
+			}
+			kept = append(kept, w)
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		cfg := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": u.GetKind(),
+			"metadata": map[string]any{"name": "jobconform-kueue-" + k.Name}, "webhooks": kept}}
+		gvr := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: resource}
+		if _, err := dc.Resource(gvr).Create(ctx, cfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("register Kueue's %s: %w", u.GetKind(), err)
+		}
+		n += len(kept)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s holds no webhook of Jobs or of Kueue's objects", manifests)
+	}
+	return nil
+}
+
+// webhookGroup is the API group of a webhook's first rule.
+func webhookGroup(w map[string]any) string {
+	rules, _, _ := unstructured.NestedSlice(w, "rules")
+	for _, r := range rules {
+		if m, ok := r.(map[string]any); ok {
+			if gs, ok := m["apiGroups"].([]any); ok && len(gs) > 0 {
+				g, _ := gs[0].(string)
+				return g
+			}
+		}
+	}
+	return ""
 }

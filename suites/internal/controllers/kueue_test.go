@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -9,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 )
@@ -88,5 +93,55 @@ func TestClusterQueueDocuments(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Kueue's webhooks reach it by URL on 127.0.0.1 with its certificate; only
+// those of Jobs (Jobs submitted to a queue) and of Kueue's own objects.
+func TestRegisterWebhooks(t *testing.T) {
+	manifests := filepath.Join(t.TempDir(), "webhooks.yaml")
+	if err := os.WriteFile(manifests, []byte(`---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: mutating-webhook-configuration}
+webhooks:
+- name: mjob.kb.io
+  clientConfig: {service: {name: webhook-service, namespace: system, path: /mutate-batch-v1-job}}
+  rules: [{apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}]
+- name: mpod.kb.io
+  clientConfig: {service: {name: webhook-service, namespace: system, path: /mutate--v1-pod}}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+- name: mworkload.kb.io
+  clientConfig: {service: {name: webhook-service, namespace: system, path: /mutate-kueue-x-k8s-io-v1beta2-workload}}
+  rules: [{apiGroups: [kueue.x-k8s.io], apiVersions: [v1beta2], operations: [CREATE], resources: [workloads]}]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dc := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+	k := &Kueue{Name: "manager", webhookPort: 1234, cert: []byte("PEM")}
+	if err := k.RegisterWebhooks(context.Background(), dc, manifests); err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"}
+	u, err := dc.Resource(gvr).Get(context.Background(), "jobconform-kueue-manager", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
+	if len(hooks) != 2 {
+		t.Fatalf("%d webhooks, want the Job's and the Workload's: %v", len(hooks), hooks)
+	}
+	job := hooks[0].(map[string]any)
+	if url, _, _ := unstructured.NestedString(job, "clientConfig", "url"); url != "https://127.0.0.1:1234/mutate-batch-v1-job" {
+		t.Errorf("url %q", url)
+	}
+	if ca, _, _ := unstructured.NestedString(job, "clientConfig", "caBundle"); ca != base64.StdEncoding.EncodeToString([]byte("PEM")) {
+		t.Errorf("caBundle %q", ca)
+	}
+	if _, ok := job["objectSelector"]; !ok {
+		t.Error("the Job webhook is called for every Job of the cluster (no objectSelector)")
+	}
+	if _, ok := hooks[1].(map[string]any)["objectSelector"]; ok {
+		t.Error("the Workload webhook got the Jobs' objectSelector")
 	}
 }

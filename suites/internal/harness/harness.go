@@ -368,6 +368,11 @@ func (e *Env) startMultiKueue(ctx context.Context, o Options) error {
 		}
 		e.Kueues = append(e.Kueues, k)
 	}
+	for i, k := range e.Kueues {
+		if err := k.RegisterWebhooks(ctx, dyn[i], set.Webhooks); err != nil {
+			return err
+		}
+	}
 	if err := controllers.SetUpMultiKueue(ctx, dyn[0], dyn[1], e.WorkerKubeconfig); err != nil {
 		return err
 	}

@@ -58,11 +58,11 @@ type Controller struct {
 	// on the copy, and carried to the manager's Job, which the user sees, by
 	// the mirror checks (invariants.Context.Copy, invariants.Mirror).
 	Dispatched bool
-	// JobLabels are added to each Job (Kueue's queue label), and
-	// CreateSuspended creates it suspended, as a queueing controller's
-	// webhook would (Kueue's): the controller starts it once admitted.
-	JobLabels       map[string]string
-	CreateSuspended bool
+	// JobLabels are added to each Job (Kueue's queue label). Queues: the
+	// controller queues Jobs — suspends them at creation (Kueue's webhook)
+	// and starts them once admitted — so it owns spec.suspend.
+	JobLabels map[string]string
+	Queues    bool
 }
 
 // Dispatcher is the reference dispatcher (controller/dispatch); its copies
@@ -71,10 +71,10 @@ var Dispatcher = Controller{Name: "dispatcher", ManagedBy: ptr.To(dispatch.Defau
 
 // MultiKueue is Kueue's MultiKueue (issue #31): Jobs submitted to a
 // LocalQueue of the manager cluster (Options.PrepareNamespace makes it),
-// created suspended as Kueue's Job webhook would, run on the worker by its
+// suspended at creation by Kueue's Job webhook, run on the worker by its
 // built-in Job controller once both clusters' Kueue admitted them.
 var MultiKueue = Controller{Name: "multikueue", ManagedBy: ptr.To("kueue.x-k8s.io/multikueue"), Finalizer: batchv1.JobTrackingFinalizer, Dispatched: true,
-	JobLabels: map[string]string{"kueue.x-k8s.io/queue-name": "jobconform"}, CreateSuspended: true}
+	JobLabels: map[string]string{"kueue.x-k8s.io/queue-name": "jobconform"}, Queues: true}
 
 // BuiltIn is kube-controller-manager's Job controller.
 var BuiltIn = Controller{Name: "builtin", Finalizer: batchv1.JobTrackingFinalizer}
@@ -220,7 +220,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		if r.Skipped = NotAcrossClusters(s, c); r.Skipped != "" {
 			return r
 		}
-		if c.CreateSuspended && ptr.Deref(s.Job.Suspend, false) {
+		if c.Queues && ptr.Deref(s.Job.Suspend, false) {
 			r.Skipped = fmt.Sprintf("%s starts a Job submitted suspended once it admits it (its queueing owns spec.suspend): a scenario of a Job that stays suspended makes no promise here", c.Name)
 			return r
 		}
@@ -544,9 +544,6 @@ func buildJob(s *scenarios.Scenario, c Controller, target pods.Target) (*batchv1
 	labels := map[string]string{"jobconform.io/scenario": s.Name}
 	for k, v := range c.JobLabels {
 		labels[k] = v
-	}
-	if c.CreateSuspended {
-		spec.Suspend = ptr.To(true)
 	}
 	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName, Labels: labels}, Spec: *spec}, nil
 }
