@@ -3,15 +3,12 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/jobconform/jobconform/controller/dispatch"
 	"github.com/jobconform/jobconform/internal/ports"
@@ -72,24 +69,8 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	if err := d.proc.Start(); err != nil {
 		return err
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		select {
-		case <-d.proc.Exited():
-			return false, fmt.Errorf("%s", d.proc.DescribeExit())
-		default:
-		}
-		resp, err := client.Get(url)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		_ = d.proc.Kill()
-		return fmt.Errorf("the dispatcher %s did not become ready (log %s): %w", d.Name, d.proc.LogPath, err)
+	if err := d.proc.AwaitHealthy(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", port), time.Minute); err != nil {
+		return fmt.Errorf("the dispatcher %s did not become ready: %w", d.Name, err)
 	}
 	return nil
 }

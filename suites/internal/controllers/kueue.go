@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -118,24 +117,8 @@ integrations: {frameworks: ["batch/job"]}
 	if err := k.proc.Start(); err != nil {
 		return err
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", health)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		select {
-		case <-k.proc.Exited():
-			return false, fmt.Errorf("%s", k.proc.DescribeExit())
-		default:
-		}
-		resp, err := client.Get(url)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		_ = k.proc.Kill()
-		return fmt.Errorf("Kueue on the %s cluster did not become ready (log %s): %w", k.Name, k.proc.LogPath, err)
+	if err := k.proc.AwaitHealthy(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), 2*time.Minute); err != nil {
+		return fmt.Errorf("Kueue on the %s cluster did not become ready: %w", k.Name, err)
 	}
 	return nil
 }

@@ -20,7 +20,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -155,23 +154,8 @@ func (r *Reference) Start(ctx context.Context) error {
 	if err := r.proc.Start(); err != nil {
 		return err
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", r.port)
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		select {
-		case <-r.proc.Exited():
-			return false, fmt.Errorf("%s", r.proc.DescribeExit())
-		default:
-		}
-		resp, err := http.Get(url)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		_ = r.proc.Kill()
-		return fmt.Errorf("reference controller not healthy: %w", err)
+	if err := r.proc.AwaitHealthy(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", r.port), time.Minute); err != nil {
+		return fmt.Errorf("reference controller: %w", err)
 	}
 	return nil
 }
