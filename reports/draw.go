@@ -246,31 +246,51 @@ func (f *frame) podBand(events []Event, pods int) {
 	}
 }
 
-// counters draws the Job's counters as step lines and returns the Job's events.
+// workerSuffix ends the name of a dispatched Job's copy on the worker
+// cluster (recorder.WorkerSuffix).
+const workerSuffix = "@worker"
+
+// counters draws the Job's counters as step lines and returns the Job's
+// events. A dispatched Job's copy on the worker (workerSuffix) is drawn
+// over them dashed: the manager's solid line follows it by the mirroring lag.
 func (f *frame) counters(events []Event) []Event {
-	var jobs []Event
+	var jobs, copies []Event
 	maxV := int32(1)
 	for _, e := range events {
 		if e.Kind == "Job" && e.Type != "DELETED" {
-			jobs = append(jobs, e)
+			if strings.HasSuffix(e.Name, workerSuffix) {
+				copies = append(copies, e)
+			} else {
+				jobs = append(jobs, e)
+			}
 			maxV = max(maxV, e.Active, e.Ready, e.Terminating, e.Failed, e.Succeeded)
 		}
 	}
-	fmt.Fprintf(&f.b, `<text x="4" y="%d" font-size="11" fill="#222">Job status</text>`, f.chartTop+12)
+	label := "Job status"
+	if len(copies) > 0 {
+		label = "Job status (dashed: the worker's copy)"
+	}
+	fmt.Fprintf(&f.b, `<text x="4" y="%d" font-size="11" fill="#222">%s</text>`, f.chartTop+12, label)
 	yv := func(v int32) float64 { return float64(f.chartTop+chartH) - float64(chartH-10)*float64(v)/float64(maxV) }
-	for ci, c := range counterColours {
-		var pts []string
-		for k, e := range jobs {
-			v := []int32{e.Active, e.Ready, e.Terminating, e.Failed, e.Succeeded}[ci]
-			end := f.t1
-			if k+1 < len(jobs) {
-				end = jobs[k+1].Time
+	for _, series := range []struct {
+		es    []Event
+		class string
+		dash  string
+	}{{jobs, "counter", ""}, {copies, "counter copy", ` stroke-dasharray="4,3"`}} {
+		for ci, c := range counterColours {
+			var pts []string
+			for k, e := range series.es {
+				v := []int32{e.Active, e.Ready, e.Terminating, e.Failed, e.Succeeded}[ci]
+				end := f.t1
+				if k+1 < len(series.es) {
+					end = series.es[k+1].Time
+				}
+				off := float64(ci) * 0.8 // keep equal lines apart
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", f.x(e.Time), yv(v)-off, f.x(end), yv(v)-off))
 			}
-			off := float64(ci) * 0.8 // keep equal lines apart
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", f.x(e.Time), yv(v)-off, f.x(end), yv(v)-off))
-		}
-		if len(pts) > 0 {
-			fmt.Fprintf(&f.b, `<polyline class="counter %s" fill="none" stroke="%s" stroke-width="1.6" points="%s"/>`, c.Name, c.Colour, strings.Join(pts, " "))
+			if len(pts) > 0 {
+				fmt.Fprintf(&f.b, `<polyline class="%s %s" fill="none" stroke="%s" stroke-width="1.6"%s points="%s"/>`, series.class, c.Name, c.Colour, series.dash, strings.Join(pts, " "))
+			}
 		}
 	}
 	fmt.Fprintf(&f.b, `<text x="%d" y="%.1f" font-size="10" fill="#666">%d</text>`, labelWidth-18, yv(maxV)+4, maxV)

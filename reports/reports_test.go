@@ -282,3 +282,25 @@ func TestTimelineCompactForLargeJobs(t *testing.T) {
 		t.Error("a small Job lost its pod lanes")
 	}
 }
+
+// A dispatched Job's chart keeps the manager's Job and the worker's copy
+// apart: the copy dashed over the manager's solid lines, never one series
+// alternating between the two.
+func TestTimelineDrawsTheCopyApart(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	r := Run{Scenario: "s", Events: []Event{
+		{Time: t0, Type: "ADDED", Kind: "Job", Name: "job"},
+		{Time: t0.Add(time.Second), Type: "MODIFIED", Kind: "Job", Name: "job@worker", Active: 2},
+		{Time: t0.Add(2 * time.Second), Type: "MODIFIED", Kind: "Job", Name: "job", Active: 2},
+		{Time: t0.Add(3 * time.Second), Type: "MODIFIED", Kind: "Pod", Name: "p", Phase: "Running"},
+	}}
+	svg := Timeline(r)
+	for _, want := range []string{`class="counter active"`, `class="counter copy active"`, `stroke-dasharray="4,3"`, "dashed: the worker's copy"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the dispatched run's timeline lacks %s", want)
+		}
+	}
+	if strings.Contains(Timeline(load(t)[1]), "counter copy") {
+		t.Error("a run without a copy draws one")
+	}
+}
