@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,12 +20,7 @@ const DispatcherPackage = "github.com/jobconform/jobconform/controller/cmd/dispa
 // BuildDispatcher compiles the reference dispatcher into dir and returns the
 // binary's path.
 func BuildDispatcher(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "dispatcher")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, DispatcherPackage)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build the reference dispatcher (run from inside the jobconform module): %v\n%s", err, out)
-	}
-	return bin, nil
+	return build(ctx, dir, "dispatcher", DispatcherPackage, "the reference dispatcher")
 }
 
 // Dispatcher is a running (or stopped) reference dispatcher between a

@@ -38,10 +38,15 @@ const ReferenceUser = "jobconform:reference-controller"
 // BuildReference compiles the reference controller into dir and returns the
 // binary's path. The go build cache makes repeated builds cheap.
 func BuildReference(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "reference-controller")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ReferencePackage)
+	return build(ctx, dir, "reference-controller", ReferencePackage, "the reference controller")
+}
+
+// build compiles main package pkg into dir/name.
+func build(ctx context.Context, dir, name, pkg, what string) (string, error) {
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build the reference controller (run from inside the jobconform module): %v\n%s", err, out)
+		return "", fmt.Errorf("build %s (run from inside the jobconform module): %v\n%s", what, err, out)
 	}
 	return bin, nil
 }

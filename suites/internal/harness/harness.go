@@ -284,15 +284,9 @@ func (e *Env) StartReference(ctx context.Context, dir, name string, faults []str
 // (its Name, Faults and MaxPodsPerSync); the binary, kubeconfig and logs are
 // the Env's.
 func (e *Env) StartReferenceWith(ctx context.Context, dir string, want controllers.Reference) (*controllers.Reference, error) {
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	bin := e.referenceBinary
-	if bin == "" {
-		var err error
-		if bin, err = controllers.BuildReference(ctx, dir); err != nil {
-			return nil, err
-		}
+	bin, err := binary(ctx, e.referenceBinary, dir, controllers.BuildReference)
+	if err != nil {
+		return nil, err
 	}
 	ref := &controllers.Reference{Binary: bin, Kubeconfig: e.Kubeconfig, LogDir: e.LogDir, Name: want.Name, Faults: want.Faults, MaxPodsPerSync: want.MaxPodsPerSync}
 	user := want.User
@@ -313,6 +307,18 @@ func (e *Env) StartReferenceWith(ctx context.Context, dir string, want controlle
 		return nil, err
 	}
 	return ref, nil
+}
+
+// binary is given, or else what build makes in dir (the temporary
+// directory when "").
+func binary(ctx context.Context, given, dir string, build func(context.Context, string) (string, error)) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return build(ctx, dir)
 }
 
 // Metrics reads the /metrics of controller c: the controller-manager's for
@@ -407,15 +413,9 @@ func (e *Env) StartDispatcher(ctx context.Context, dir, name string, faults []st
 	if e.Worker == nil {
 		return nil, errors.New("a dispatcher needs the worker cluster: put dispatcher in --controllers")
 	}
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	bin := e.dispatcherBinary
-	if bin == "" {
-		var err error
-		if bin, err = controllers.BuildDispatcher(ctx, dir); err != nil {
-			return nil, err
-		}
+	bin, err := binary(ctx, e.dispatcherBinary, dir, controllers.BuildDispatcher)
+	if err != nil {
+		return nil, err
 	}
 	d := &controllers.Dispatcher{Binary: bin, ManagerKubeconfig: e.Kubeconfig, WorkerKubeconfig: e.WorkerKubeconfig, LogDir: e.LogDir, Name: name, Faults: faults}
 	if err := d.Start(ctx); err != nil {

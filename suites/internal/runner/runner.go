@@ -350,10 +350,11 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		}
 	}
 	judging := time.Now()
-	r.Invariants = invariants.CheckAll(ictx, rec.Entries())
+	entries := rec.Entries()
+	r.Invariants = invariants.CheckAll(ictx, entries)
 	if c.Dispatched {
 		var mirror invariants.Result
-		mirror, r.MirrorLags = invariants.Mirror(ictx, rec.Entries(), o.MirrorWithin)
+		mirror, r.MirrorLags = invariants.Mirror(ictx, entries, o.MirrorWithin)
 		r.Invariants = append(r.Invariants, mirror, managerPods(client, ns))
 	}
 	r.Judging = time.Since(judging)
