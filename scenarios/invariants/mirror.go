@@ -94,6 +94,9 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 	for i, w := range wrk {
 		index[w.m] = append(index[w.m], i)
 	}
+	if d := deletedAt(manager, job); !d.IsZero() && d.Before(end) {
+		end = d
+	}
 	shown := make([]time.Time, len(wrk)) // when each copy status (or a later one) first showed
 	last := -1                           // the latest copy status the manager has shown
 	for _, s := range mgr {
@@ -143,12 +146,25 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 				r.Violations = append(r.Violations, violation("mirror-lag", w.e, "the worker's copy's status took %s to reach the manager's Job (bound %s): %s",
 					lag.Round(100*time.Millisecond), bound, w.m))
 			}
+		case w.e.Time.After(end):
+			// recorded after the manager's Job was deleted: owed nothing
 		case end.Sub(w.e.Time) > bound:
 			r.Violations = append(r.Violations, violation("mirror-lag", w.e, "the worker's copy's status never reached the manager's Job (%s to the end): %s",
 				end.Sub(w.e.Time).Round(100*time.Millisecond), w.m))
 		}
 	}
 	return r
+}
+
+// deletedAt is when the Job job was first seen deleting or gone (zero if
+// never).
+func deletedAt(t timeline.Timeline, job string) time.Time {
+	for _, e := range t {
+		if e.Kind == "Job" && e.Name == job && (e.Type == timeline.Deleted || e.Job().DeletionTimestamp != nil) {
+			return e.Time
+		}
+	}
+	return time.Time{}
 }
 
 // latestBy is the last status recorded at or before t, or nil.

@@ -65,4 +65,20 @@ func TestCheckMirror(t *testing.T) {
 	expect(CheckMirror(statuses(2*s, running, 6*s, terminating, 7*s, running, 11*s, failed), worker, "job", 5*s, end), "mirror-order")
 	// Counters ahead of the copy's.
 	expect(CheckMirror(statuses(2*s, running, 3*s, failed), worker, "job", 5*s, end), "mirror-counters")
+
+	// Deleting the manager's Job ends what it is owed: the copy's statuses
+	// while it goes (after the deletion, or within the bound before it) are
+	// not, an older one left unshown still is.
+	deleted := func(mgr timeline.Timeline, at time.Duration) timeline.Timeline {
+		last := mgr[len(mgr)-1]
+		last.Seq, last.Time, last.Type = len(mgr), mirrorT0.Add(at), timeline.Deleted
+		return append(mgr, last)
+	}
+	if r := CheckMirror(deleted(statuses(2*s, running, 6*s, terminating), 7*s), worker, "job", 5*s, end); len(r.Violations) > 0 {
+		t.Errorf("the copy's status after the manager's Job was deleted was owed: %v", r.Violations)
+	}
+	if r := CheckMirror(deleted(statuses(2*s, running), 7*s), worker, "job", 5*s, end); len(r.Violations) > 0 {
+		t.Errorf("a status 2s before the deletion (bound 5s) was owed: %v", r.Violations)
+	}
+	expect(CheckMirror(deleted(statuses(2*s, running), 20*s), worker, "job", 5*s, end), "never reached the manager's Job (15s to the end)")
 }

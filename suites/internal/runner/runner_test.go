@@ -135,19 +135,29 @@ func TestRestartTimesCoverAStoppedController(t *testing.T) {
 // What a dispatched Job cannot promise says why, by the scenario's steps;
 // the rest run across clusters.
 func TestNotAcrossClusters(t *testing.T) {
-	for yaml, want := range map[string]string{
-		"steps: [{await: {active: 1}}, {act: {kind: deletePod}}]":    "",
-		"steps: [{await: {active: 1}}, {act: {kind: suspend}}]":      "copies a Job to its worker once",
-		"steps: [{act: {kind: scale, parallelism: 2}}]":              "copies a Job to its worker once",
-		"steps: [{act: {kind: deleteJob, propagation: Foreground}}]": "in the background whatever the policy",
-		"foreignManagedBy: true\nsteps: [{await: {active: 0}}]":      "whose manager does not run",
+	for _, tc := range []struct {
+		yaml string
+		c    Controller
+		want string
+	}{
+		{"steps: [{await: {active: 1}}, {act: {kind: deletePod}}]", Dispatcher, ""},
+		{"steps: [{await: {active: 1}}, {act: {kind: suspend}}]", Dispatcher, "copies a Job to its worker once"},
+		{"steps: [{act: {kind: scale, parallelism: 2}}]", Dispatcher, "copies a Job to its worker once"},
+		{"steps: [{act: {kind: deleteJob, propagation: Foreground}}]", Dispatcher, "in the background whatever the policy"},
+		{"foreignManagedBy: true\nsteps: [{await: {active: 0}}]", Dispatcher, "whose manager does not run"},
+		// MultiKueue: Kueue's contract, not the reference dispatcher's.
+		{"steps: [{await: {active: 1}}, {act: {kind: suspend}}]", MultiKueue, "Kueue owns spec.suspend"},
+		{"steps: [{act: {kind: scale, parallelism: 2}}]", MultiKueue, "ElasticJobsViaWorkloadSlices"},
+		{"steps: [{act: {kind: deleteJob, propagation: Orphan}}]", MultiKueue, ""},
+		{"steps: [{await: {active: 1}}, {act: {kind: deletePod}}]", MultiKueue, ""},
+		{"foreignManagedBy: true\nsteps: [{await: {active: 0}}]", MultiKueue, "whose manager does not run"},
 	} {
-		s, err := scenarios.Parse([]byte("name: x\nfeatures: [managedBy]\ndescription: d\njob: {parallelism: 2, completions: 2}\npods: {run: 10s}\n" + yaml))
+		s, err := scenarios.Parse([]byte("name: x\nfeatures: [managedBy]\ndescription: d\njob: {parallelism: 2, completions: 2}\npods: {run: 10s}\n" + tc.yaml))
 		if err != nil {
-			t.Fatalf("%s: %v", yaml, err)
+			t.Fatalf("%s: %v", tc.yaml, err)
 		}
-		if got := NotAcrossClusters(s, Dispatcher); (want == "") != (got == "") || !strings.Contains(got, want) {
-			t.Errorf("%s: %q, want %q", yaml, got, want)
+		if got := NotAcrossClusters(s, tc.c); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s, %s: %q, want %q", tc.c.Name, tc.yaml, got, tc.want)
 		}
 	}
 }
