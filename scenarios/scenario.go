@@ -207,7 +207,7 @@ const (
 // What awaitGone waits for of the pods once the Job is gone.
 const (
 	PodsGone     = "gone"     // every pod deleted
-	PodsReleased = "released" // no pod keeps the controller's tracking finalizer (orphans stay)
+	PodsReleased = "released" // orphans stay: no pod is deleted, none keeps the tracking finalizer or a Job's controller reference
 )
 
 // Action is one disturbance.

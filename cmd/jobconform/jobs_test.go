@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/scenarios/catalog"
 )
 
 // The plan of make run and make test: which suite runs where, against whom,
@@ -72,5 +75,51 @@ func TestPlanJobsManagedByGate(t *testing.T) {
 	o.Run.Versions = []string{"v1.32.5"}
 	if jobs := planJobs(o, map[string]int{"conformance": 1}); len(jobs) != 1 {
 		t.Errorf("on 1.32: %d jobs, want 1", len(jobs))
+	}
+}
+
+// make test's MultiKueue run: its scenarios exist, its focus selects them
+// and nothing else, its job follows the conformance suite at the release
+// under test with its reports apart.
+func TestMultiKueueSample(t *testing.T) {
+	o := options.Defaults()
+	o.Run.Artifacts = "/a"
+	o.Run.Versions = []string{"v1.37.1"}
+	o.Run.Suites = []string{"conformance", "chaos"}
+	o.Controllers = []string{"builtin", "reference", "dispatcher"}
+	p := &plan{o: o, specs: map[string]int{"conformance": 1, "chaos": 1}}
+	var err error
+	if p.scenarios, err = catalog.Assemble(true); err != nil {
+		t.Fatal(err)
+	}
+	focus := regexp.MustCompile(multiKueueFocus())
+	names := map[string]bool{}
+	for _, s := range p.scenarios.Conformance {
+		names[s.Name] = true
+		if text := "conformance [multikueue] " + s.Name; focus.MatchString(text) != slices.Contains(multiKueueSample, s.Name) {
+			t.Errorf("focus %s on %q: %v", focus, text, focus.MatchString(text))
+		}
+		if focus.MatchString("conformance [dispatcher] " + s.Name) {
+			t.Errorf("focus selects the reference dispatcher's %s", s.Name)
+		}
+	}
+	for _, n := range multiKueueSample {
+		if !names[n] {
+			t.Errorf("multiKueueSample names %q, not a conformance scenario", n)
+		}
+	}
+	p.jobs = planJobs(p.o, p.specs)
+	p.addMultiKueueSample()
+	if len(p.jobs) < 2 || !slices.Equal(p.jobs[1].o.Controllers, []string{"multikueue"}) || p.jobs[1].suite != "conformance" ||
+		p.jobs[1].dir != "/a/multikueue-v1.37.1" || p.jobs[1].o.Validate() != nil || p.jobs[1].beside {
+		t.Fatalf("jobs: %v", p.jobs)
+	}
+	if !slices.Contains(p.jobs[0].o.Controllers, "dispatcher") || p.jobs[0].o.Run.Focus != "" {
+		t.Errorf("the conformance job before it changed: %v", p.jobs[0])
+	}
+	n := len(p.jobs)
+	p.addMultiKueueSample() // a plan that runs MultiKueue already
+	if len(p.jobs) != n {
+		t.Errorf("added twice")
 	}
 }

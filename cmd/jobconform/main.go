@@ -150,11 +150,9 @@ func build(ctx context.Context, args []string) error {
 		if v == "default" {
 			v = ""
 		}
-		set, err := (&k8sbin.Builder{Progress: os.Stderr}).EnsureKueue(ctx, v)
-		if err != nil {
+		if err := buildKueue(ctx, v); err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "Kueue %s:\n  %-24s %s\n  %-24s %s\n", set.Version, "manager", set.Manager, "CRDs", set.CRDDir)
 		if len(o.Run.Versions) == 0 {
 			return nil
 		}
@@ -196,6 +194,17 @@ func buildReleases(ctx context.Context, versions, more []string, kubelet bool) e
 			fmt.Fprintf(os.Stderr, "  %-24s %s\n", k8sbin.Kubelet, path)
 		}
 	}
+	return nil
+}
+
+// buildKueue builds (once; cached) Kueue's manager of release v (""
+// k8sbin.KueueVersion) and keeps its CRDs, with progress.
+func buildKueue(ctx context.Context, v string) error {
+	set, err := (&k8sbin.Builder{Progress: os.Stderr}).EnsureKueue(ctx, v)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "Kueue %s:\n  %-24s %s\n  %-24s %s\n", set.Version, "manager", set.Manager, "CRDs", set.CRDDir)
 	return nil
 }
 

@@ -206,11 +206,26 @@ func (p *plan) execute(ctx context.Context) error {
 	if err := buildReleases(ctx, p.o.Run.Versions, p.o.Run.BuiltinAt, p.o.Run.KubeletConformance || p.o.Nodes == options.NodesKubelet); err != nil {
 		return err
 	}
+	if p.runs("multikueue") {
+		if err := buildKueue(ctx, p.o.KueueVersion); err != nil {
+			return err
+		}
+	}
 	res, err := p.runJobs(ctx)
 	if err != nil {
 		return err
 	}
 	return res.verdict()
+}
+
+// runs tells whether a job of the plan runs controller c.
+func (p *plan) runs(c string) bool {
+	for _, j := range p.jobs {
+		if contains(j.o.Controllers, c) {
+			return true
+		}
+	}
+	return false
 }
 
 func orDefault(s, def string) string {

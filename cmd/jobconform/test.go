@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,7 +42,8 @@ var suitePackages = []string{module + "/suites/conformance", module + "/suites/c
 // both releases, on kwok and on kubelet nodes); then the suites as
 // jobconform run runs them, with the conformance suite again on kubelet
 // nodes and the fidelity table, the reference dispatcher judged across two
-// clusters by the conformance suite, and the scale suite's 1,000-pod form.
+// clusters by the conformance suite, Kueue's MultiKueue the same way on a
+// sample of the catalog, and the scale suite's 1,000-pod form.
 func test(ctx context.Context, args []string) error {
 	if err := checkout(); err != nil {
 		return usageError{err}
@@ -67,9 +71,15 @@ func test(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	p.addMultiKueueSample()
 	// The integration specs run at the previous minor too.
 	if err := buildReleases(ctx, p.o.Run.Versions, []string{release.Previous}, true); err != nil {
 		return err
+	}
+	if p.runs("multikueue") {
+		if err := buildKueue(ctx, p.o.KueueVersion); err != nil {
+			return err
+		}
 	}
 	var errs []error
 	if *goTest {
@@ -85,6 +95,55 @@ func test(ctx context.Context, args []string) error {
 		return errors.Join(append(errs, err)...)
 	}
 	return errors.Join(append(errs, res.verdict())...)
+}
+
+// multiKueueSample are the catalog's scenarios make test runs against Kueue's
+// MultiKueue (issue #31; jobconform run --controllers multikueue runs them
+// all, docs/dispatchers.md has that verdict): what MultiKueue copies back
+// across clusters — terminating under both replacement policies, ready,
+// the interim and the deferred terminal conditions of a failure and of a
+// success, failed indexes — and a deletion.
+var multiKueueSample = []string{
+	"prp-failed-sigterm",
+	"prp-terminating-or-failed-sigterm",
+	"readiness-after-delay",
+	"deferred-failed-backoff-limit",
+	"deferred-complete-while-terminating",
+	"pod-failure-policy-failindex",
+	"success-policy-with-failed-index",
+	"delete-background",
+}
+
+// multiKueueFocus selects multiKueueSample's specs of the conformance suite.
+func multiKueueFocus() string {
+	quoted := make([]string, len(multiKueueSample))
+	for i, n := range multiKueueSample {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	return `^conformance \[multikueue\] (` + strings.Join(quoted, "|") + `)$`
+}
+
+// addMultiKueueSample runs, after the conformance suite at the first release
+// on kwok nodes, the same suite against Kueue's MultiKueue for
+// multiKueueSample alone, reported in artifacts/multikueue-<release>: make
+// test's run of a dispatcher it did not write. A run that judges MultiKueue
+// already, or that the user narrowed with a filter, goes without it.
+func (p *plan) addMultiKueueSample() {
+	if p.runs("multikueue") || p.o.Run.Focus != "" || p.o.Run.LabelFilter != "" || len(p.o.Run.Versions) == 0 {
+		return
+	}
+	for i, j := range p.jobs {
+		if j.suite != "conformance" || j.o.Version != p.o.Run.Versions[0] || j.o.Nodes == options.NodesKubelet {
+			continue
+		}
+		mk := j
+		mk.o.Controllers = []string{"multikueue"}
+		mk.o.Run.Focus = multiKueueFocus()
+		mk.dir = filepath.Join(filepath.Dir(j.dir), "multikueue-"+filepath.Base(j.dir))
+		p.jobs = slices.Insert(p.jobs, i+1, mk)
+		p.specs["conformance"] += len(multiKueueSample)
+		return
+	}
 }
 
 // goTestPackages runs go test on every package of the module but the

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/mod/semver"
+
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/internal/release"
 )
@@ -72,6 +74,9 @@ type Options struct {
 	// DispatcherBinary is a reference dispatcher executable to run instead
 	// of building one from the module.
 	DispatcherBinary string `json:"dispatcherBinary,omitempty"`
+	// KueueVersion is the Kueue release whose MultiKueue the multikueue
+	// controller runs ("": the one known to build, k8sbin.KueueVersion).
+	KueueVersion string `json:"kueueVersion,omitempty"`
 
 	// ScenarioDirs hold the user's own scenario files.
 	ScenarioDirs []string `json:"scenarioDirs,omitempty"`
@@ -191,6 +196,7 @@ const (
 	envReferenceFaults  = "JOBCONFORM_REFERENCE_FAULTS"
 	envReferenceBinary  = "JOBCONFORM_REFERENCE_BINARY"
 	envDispatcherBinary = "JOBCONFORM_DISPATCHER_BINARY"
+	envKueueVersion     = "JOBCONFORM_KUEUE_VERSION"
 	envScenarios        = "JOBCONFORM_SCENARIOS"
 	envBuiltinScenarios = "JOBCONFORM_BUILTIN_SCENARIOS"
 	envChaosSeed        = "JOBCONFORM_CHAOS_SEED"
@@ -260,6 +266,7 @@ func FromEnv() (Options, error) {
 	list(&o.ReferenceFaults, envReferenceFaults, ",")
 	str(&o.ReferenceBinary, envReferenceBinary)
 	str(&o.DispatcherBinary, envDispatcherBinary)
+	str(&o.KueueVersion, envKueueVersion)
 	list(&o.ScenarioDirs, envScenarios, string(os.PathListSeparator))
 	boolean(&o.BuiltinScenarios, envBuiltinScenarios)
 	if v := os.Getenv(envChaosSeed); v != "" {
@@ -376,6 +383,14 @@ func (o *Options) Validate() error {
 		}
 		if o.Nodes == NodesKubelet {
 			return fmt.Errorf("--controllers %s: its worker cluster has kwok nodes; drop --nodes kubelet, or %s (--kubelet-conformance runs without it)", d, d)
+		}
+	}
+	if o.KueueVersion != "" {
+		if !contains(o.Controllers, "multikueue") {
+			return fmt.Errorf("--kueue-version %s without multikueue in --controllers: add it, or drop the version", o.KueueVersion)
+		}
+		if !semver.IsValid(o.KueueVersion) || semver.Canonical(o.KueueVersion) != o.KueueVersion {
+			return fmt.Errorf("--kueue-version %q: give a Kueue release tag such as v0.17.0 (go list -m -versions sigs.k8s.io/kueue lists those the module proxy serves)", o.KueueVersion)
 		}
 	}
 	if contains(o.Controllers, "external") && o.External.ManagedBy == "" {
@@ -533,6 +548,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		o.Controllers = splitList(s, ",")
 		return nil
 	})
+	fs.StringVar(&o.KueueVersion, "kueue-version", o.KueueVersion, "with --controllers multikueue: the Kueue release to run, built from its Go module and cached (default: the release known to build here, which jobconform build --kueue default names)")
 	fs.StringVar(&o.External.ManagedBy, "external-managed-by", o.External.ManagedBy, "the external controller's spec.managedBy value (with --controllers external)")
 	fs.StringVar(&o.External.Command, "external-command", o.External.Command, "shell command that starts the external controller (KUBECONFIG is set to the cluster's; run from this directory); empty: it already runs")
 	fs.StringVar(&o.External.Finalizer, "external-finalizer", o.External.Finalizer, "the external controller's pod tracking finalizer, if it uses one")

@@ -137,6 +137,19 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 		}
 		last = max(last, next)
 	}
+	// A status of the copy the manager's Job already shows when the copy
+	// reaches it is shown then, with the copy's skipped statuses before it:
+	// the dispatcher copies it and nothing changes, so the manager's
+	// recording has no new entry (seen with MultiKueue: ready 2→1→2 within
+	// a second, its sync a second later wrote ready=2 over ready=2).
+	for j, w := range wrk {
+		if cur := latestBy(mgr, w.e.Time); cur == nil || cur.m != w.m {
+			continue
+		}
+		for i := j; i >= 0 && (shown[i].IsZero() || shown[i].After(w.e.Time)); i-- {
+			shown[i] = w.e.Time
+		}
+	}
 	for i, w := range wrk {
 		switch {
 		case !shown[i].IsZero():

@@ -66,6 +66,18 @@ func TestCheckMirror(t *testing.T) {
 	// Counters ahead of the copy's.
 	expect(CheckMirror(statuses(2*s, running, 3*s, failed), worker, "job", 5*s, end), "mirror-counters")
 
+	// The copy goes back to the status the manager's Job shows before the
+	// dispatcher copied the one between: shown when the copy reached it
+	// (copying it changes nothing), the one between skipped.
+	notReady := batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](0)}
+	back := CheckMirror(statuses(2*s, running), statuses(1*s, running, 5*s, notReady, 6*s, running), "job", 3*s, end)
+	if len(back.Violations) > 0 || len(back.Lags) != 3 || back.Lags[1] != s || back.Lags[2] != 0 {
+		t.Errorf("a copy back to the shown status: %+v", back)
+	}
+	// But a copy that stays on a status the manager's Job never shows is
+	// still owed it.
+	expect(CheckMirror(statuses(2*s, running), statuses(1*s, running, 5*s, notReady), "job", 3*s, end), "never reached the manager's Job")
+
 	// Deleting the manager's Job ends what it is owed: the copy's statuses
 	// while it goes (after the deletion, or within the bound before it) are
 	// not, an older one left unshown still is.

@@ -85,6 +85,9 @@ type Options struct {
 	DispatcherBinary string
 	// ProgressFile, when set, receives the progress lines too.
 	ProgressFile string
+	// KueueVersion is the Kueue release of the multikueue controller ("":
+	// k8sbin.KueueVersion).
+	KueueVersion string
 }
 
 // OptionsFromEnv is the set-up the settings (options.Current) ask for.
@@ -107,6 +110,7 @@ func OptionsOf(st options.Options) Options {
 		ReferenceBinary:  st.ReferenceBinary,
 		DispatcherBinary: st.DispatcherBinary,
 		ProgressFile:     st.ProgressFile,
+		KueueVersion:     st.KueueVersion,
 	}
 }
 
@@ -354,7 +358,7 @@ func (e *Env) startWorker(ctx context.Context, o Options, cfg cluster.Config) (e
 // clusters, runs a Kueue manager for each, and creates the MultiKueue
 // objects, up to the worker being Active.
 func (e *Env) startMultiKueue(ctx context.Context, o Options) error {
-	set, err := (&k8sbin.Builder{Progress: progress(o.Progress)}).EnsureKueue(ctx, "")
+	set, err := (&k8sbin.Builder{Progress: progress(o.Progress)}).EnsureKueue(ctx, o.KueueVersion)
 	if err != nil {
 		return err
 	}

@@ -148,11 +148,16 @@ func TestNotAcrossClusters(t *testing.T) {
 		// MultiKueue: Kueue's contract, not the reference dispatcher's.
 		{"steps: [{await: {active: 1}}, {act: {kind: suspend}}]", MultiKueue, "Kueue owns spec.suspend"},
 		{"steps: [{act: {kind: scale, parallelism: 2}}]", MultiKueue, "ElasticJobsViaWorkloadSlices"},
+		{"steps: [{act: {kind: scale, parallelism: 3}}]", MultiKueue, ""}, // job: parallelism 0 (below)
 		{"steps: [{act: {kind: deleteJob, propagation: Orphan}}]", MultiKueue, ""},
 		{"steps: [{await: {active: 1}}, {act: {kind: deletePod}}]", MultiKueue, ""},
 		{"foreignManagedBy: true\nsteps: [{await: {active: 0}}]", MultiKueue, "whose manager does not run"},
 	} {
-		s, err := scenarios.Parse([]byte("name: x\nfeatures: [managedBy]\ndescription: d\njob: {parallelism: 2, completions: 2}\npods: {run: 10s}\n" + tc.yaml))
+		job := "{parallelism: 2, completions: 2}"
+		if strings.Contains(tc.yaml, "parallelism: 3") {
+			job = "{parallelism: 0, completions: 2}" // no pod runs before it is resized
+		}
+		s, err := scenarios.Parse([]byte("name: x\nfeatures: [managedBy]\ndescription: d\njob: " + job + "\npods: {run: 10s}\n" + tc.yaml))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.yaml, err)
 		}
