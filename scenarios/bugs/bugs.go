@@ -1,5 +1,6 @@
 // Package bugs lists the known upstream bugs of the built-in Job controller
-// that break a promise jobconform checks, each with the releases it affects,
+// (and of the dispatchers jobconform judges, Kueue's MultiKueue) that break a
+// promise jobconform checks, each with the releases it affects,
 // learned by running there (or reading that release's source). A run on an
 // affected release still fails: the verdict names the bug, so a user sees at
 // once "your release has bug X, fixed in Y". Steps (knownBugs in a scenario)
@@ -19,8 +20,12 @@ type Bug struct {
 	// ID is the upstream issue, e.g. kubernetes/kubernetes#139428, or a
 	// short name where none was found.
 	ID string
-	// Releases is a constraint like "<1.36.3" (yamltypes.Applies).
+	// Releases is a constraint like "<1.36.3" (yamltypes.Applies): over
+	// Kubernetes releases, or over the Controller's own releases.
 	Releases string
+	// Controller is the controller under test that has the bug, named as
+	// --controllers names it: "" is the built-in Job controller.
+	Controller string
 	// What goes wrong and where, and which releases fixed it.
 	What string
 }
@@ -67,11 +72,37 @@ var (
 	}
 )
 
+// Kueue's MultiKueue (--controllers multikueue), over Kueue releases: read
+// in v0.17.0's source and run there (docs/dispatchers.md).
+var (
+	// MultiKueueManualSelector: the copy refused by the worker's apiserver.
+	MultiKueueManualSelector = Bug{
+		ID:         "multikueue-manual-selector",
+		Controller: "multikueue",
+		Releases:   "<=0.17.0",
+		What: "(no upstream issue found) MultiKueue's batch/Job adapter drops spec.selector from the copy it creates on the worker " +
+			"(SyncJob in pkg/controller/jobs/job/job_multikueue_adapter.go, \"drop the selector\"), so a Job with manualSelector: true " +
+			"is refused by the worker's apiserver (spec.selector: Required value) at every retry and never runs",
+	}
+	// MultiKueueOrphanPropagation: the orphan policy does not reach the copy.
+	MultiKueueOrphanPropagation = Bug{
+		ID:         "multikueue-orphan-propagation",
+		Controller: "multikueue",
+		Releases:   "<=0.17.0",
+		What: "(no upstream issue found for the copy; kubernetes-sigs/kueue#1789 for the Workload) a Job deleted with propagationPolicy " +
+			"Orphan leaves its pods on the worker owned by the copy: MultiKueue later deletes the copy in the background and its " +
+			"pods with it, or, when Kueue misses the orphaned Workload (#1789: the garbage collector drops the Workload's owner " +
+			"reference before the Job goes, and Kueue's job-gone clean-up finds Workloads by that reference), keeps the copy running " +
+			"and replacing pods with no Job left on the manager; both seen on v0.17.0. The #1789 fix (#11596) is behind the alpha " +
+			"gate FinishOrphanedWorkloads, off by default, in releases after v0.17.0",
+	}
+)
+
 // All is every known bug, by ID.
 var All = map[string]Bug{}
 
 func init() {
-	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume} {
+	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume, MultiKueueManualSelector, MultiKueueOrphanPropagation} {
 		All[b.ID] = b
 	}
 }
@@ -82,15 +113,27 @@ func (b Bug) Affects(v string) bool {
 	return err == nil && ok && v != ""
 }
 
-// Describe is the bug as a verdict on release v names it.
+// Describe is the bug as a verdict on release v (of Kubernetes, or of the
+// bug's Controller) names it.
 func (b Bug) Describe(v string) string {
-	return fmt.Sprintf("known upstream bug of Kubernetes %s (%s, releases %s): %s", v, b.ID, b.Releases, b.What)
+	of := "Kubernetes"
+	if b.Controller == "multikueue" {
+		of = "Kueue"
+	}
+	return fmt.Sprintf("known upstream bug of %s %s (%s, releases %s): %s", of, v, b.ID, b.Releases, b.What)
 }
 
-// Of returns the first of the bugs named by ids that release v has.
+// Of returns the first of the bugs named by ids that the built-in Job
+// controller of Kubernetes release v has.
 func Of(ids []string, v string) (Bug, bool) {
+	return OfController(ids, "", v)
+}
+
+// OfController returns the first of the bugs named by ids that controller
+// ("" the built-in) has at its release v.
+func OfController(ids []string, controller, v string) (Bug, bool) {
 	for _, id := range ids {
-		if b, ok := All[id]; ok && b.Affects(v) {
+		if b, ok := All[id]; ok && b.Controller == controller && b.Affects(v) {
 			return b, true
 		}
 	}
@@ -122,7 +165,8 @@ func Markdown() string {
 	var b strings.Builder
 	b.WriteString("# Known upstream bugs\n\n" +
 		"Generated from `scenarios/bugs` by `jobconform bugs --out docs/bugs.md`; a test fails when it is stale.\n\n" +
-		"The built-in Job controller of these releases breaks a promise jobconform checks. A run there still\n" +
+		"The built-in Job controller of these releases (or, where the controller is named, that controller at its own\n" +
+		"releases) breaks a promise jobconform checks. A run there still\n" +
 		"fails — no release is exempted — and its verdict names the bug. Each bug's releases were read in\n" +
 		"that release's source and its boundaries run on both sides (see [the release matrix](matrix.md)).\n")
 	for _, id := range ids {
@@ -131,7 +175,11 @@ func Markdown() string {
 		if owner, num, ok := strings.Cut(bug.ID, "#"); ok {
 			title = fmt.Sprintf("[%s](https://github.com/%s/issues/%s)", bug.ID, owner, num)
 		}
-		fmt.Fprintf(&b, "\n## %s\n\nReleases: `%s`\n\n%s\n", title, bug.Releases, bug.What)
+		releases := "Releases"
+		if bug.Controller == "multikueue" {
+			releases = "Controller: Kueue's MultiKueue (`--controllers multikueue`). Kueue releases"
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n%s: `%s`\n\n%s\n", title, releases, bug.Releases, bug.What)
 	}
 	return b.String()
 }

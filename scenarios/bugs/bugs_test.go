@@ -56,3 +56,23 @@ func TestDocsPage(t *testing.T) {
 		t.Error("docs/bugs.md is stale: run go run ./cmd/jobconform bugs --out docs/bugs.md")
 	}
 }
+
+// A dispatcher's bugs are reckoned at its own release, never the built-in's.
+func TestOfController(t *testing.T) {
+	ids := []string{MultiKueueManualSelector.ID, StaleStatusDuringBackoff.ID}
+	if b, ok := OfController(ids, "multikueue", "v0.17.0"); !ok || b.ID != MultiKueueManualSelector.ID {
+		t.Errorf("Kueue v0.17.0: %+v %v", b, ok)
+	}
+	if _, ok := OfController(ids, "multikueue", "v0.18.0"); ok {
+		t.Error("Kueue v0.18.0 is not known to have it")
+	}
+	if b, ok := Of(ids, "v1.34.3"); !ok || b.ID != StaleStatusDuringBackoff.ID {
+		t.Errorf("the built-in of v1.34.3: %+v %v", b, ok)
+	}
+	if _, ok := OfController(ids, "reference", "v0.17.0"); ok {
+		t.Error("another controller has none of them")
+	}
+	if got := MultiKueueManualSelector.Describe("v0.17.0"); !strings.HasPrefix(got, "known upstream bug of Kueue v0.17.0 (multikueue-manual-selector, releases <=0.17.0): ") {
+		t.Errorf("Describe = %q", got)
+	}
+}

@@ -6,6 +6,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -154,7 +155,9 @@ func controllersOf(st options.Options) []runner.Controller {
 		case "dispatcher":
 			out = append(out, runner.Dispatcher)
 		case "multikueue":
-			out = append(out, runner.MultiKueue)
+			mk := runner.MultiKueue
+			mk.Release = cmp.Or(st.KueueVersion, k8sbin.KueueVersion)
+			out = append(out, mk)
 		case "external":
 			mb := st.External.ManagedBy
 			out = append(out, runner.Controller{Name: mb, ManagedBy: ptr.To(mb), Finalizer: st.External.Finalizer})

@@ -63,6 +63,9 @@ type Controller struct {
 	// and starts them once admitted — so it owns spec.suspend.
 	JobLabels map[string]string
 	Queues    bool
+	// Release is the controller's own release where its known bugs
+	// (scenarios/bugs, Bug.Controller) are reckoned by it: Kueue's.
+	Release string
 }
 
 // Dispatcher is the reference dispatcher (controller/dispatch); its copies
@@ -320,7 +323,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	if c.Dispatched {
 		copyName = JobName + recorder.WorkerSuffix
 	}
-	r.Steps = stepper{client: client, pods: podClient, ns: ns, copy: copyName, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, finalizer: c.Finalizer}.runSteps(ctx, s.Steps)
+	r.Steps = stepper{client: client, pods: podClient, ns: ns, copy: copyName, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, controller: c, finalizer: c.Finalizer}.runSteps(ctx, s.Steps)
 	if metricsSkip != "" {
 		r.Steps = append(r.Steps, StepResult{Index: len(r.Steps), What: "metrics", Skipped: true, Message: metricsSkip, Time: time.Now()})
 	}
@@ -592,6 +595,9 @@ type stepper struct {
 	// step names.
 	version string
 	builtIn bool
+	// controller is the controller under test, whose own known bugs (at
+	// its release) a failed step names too.
+	controller Controller
 	// finalizer is the controller's pod tracking finalizer (awaitGone).
 	finalizer string
 	// copy is the name the recording gives the worker's copy of a
@@ -680,7 +686,7 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 		timeout = time.Minute
 	}
 	if st.AwaitGone != nil {
-		return sp.awaitGone(ctx, res, *st.AwaitGone, timeout)
+		return sp.awaitGone(ctx, res, st, timeout)
 	}
 	var lastWhy string
 	met, err := sp.rec.WaitFrom(ctx, from, timeout, res.What, func(e recorder.Entry) bool {
@@ -698,10 +704,7 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= 0 {
 			within = "before the scenario's own timeout ran out" // shorter than the step's
 		}
-		res.Message = fmt.Sprintf("not reached %s (last status: %s)", within, lastWhy)
-		if bug, ok := bugs.Of(st.KnownBugs, version); ok && sp.builtIn {
-			res.Message += " — " + bug.Describe(version)
-		}
+		res.Message = fmt.Sprintf("not reached %s (last status: %s)", within, lastWhy) + sp.knownBug(st.KnownBugs)
 		return res, -1
 	}
 	if hold := st.Holds.Duration; hold > 0 {
@@ -735,7 +738,25 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 // awaitGone waits until the Job has been removed from the API and its pods
 // are gone, or none keeps the controller's tracking finalizer, as g says.
 // The whole recording counts: a pod's state is its last entry.
-func (sp stepper) awaitGone(ctx context.Context, res StepResult, g scenarios.GonePattern, timeout time.Duration) (StepResult, int) {
+// knownBug names, for a failed step, the first of the known bugs ids that
+// the controller under test has at its release: the built-in's at the
+// cluster's release, another's (Kueue's) at its own ("" if none).
+func (sp stepper) knownBug(ids []string) string {
+	if sp.builtIn {
+		if bug, ok := bugs.Of(ids, sp.version); ok {
+			return " — " + bug.Describe(sp.version)
+		}
+	}
+	if r := sp.controller.Release; r != "" {
+		if bug, ok := bugs.OfController(ids, sp.controller.Name, r); ok {
+			return " — " + bug.Describe(r)
+		}
+	}
+	return ""
+}
+
+func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.Step, timeout time.Duration) (StepResult, int) {
+	g := *st.AwaitGone
 	pods := map[string]*corev1.Pod{}
 	jobGone := false
 	var deletedOrphans []string // released pods must stay: deleted after the Job went
@@ -775,7 +796,7 @@ func (sp stepper) awaitGone(ctx context.Context, res StepResult, g scenarios.Gon
 		return len(left) == 0
 	})
 	if err != nil {
-		res.Message = fmt.Sprintf("not reached within %s (%s)", timeout, why)
+		res.Message = fmt.Sprintf("not reached within %s (%s)", timeout, why) + sp.knownBug(st.KnownBugs)
 		return res, -1
 	}
 	res.OK = true
