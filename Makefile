@@ -10,7 +10,7 @@ ARGS  ?=
 export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 JOBCONFORM := $(GO) run ./cmd/jobconform
 
-.PHONY: all run test unit bench mutate matrix fidelity drill scale binaries cluster vet verify fmt clean
+.PHONY: all run test unit bench mutate matrix fidelity drill scale multikueue binaries cluster vet verify fmt clean
 
 all: test
 
@@ -54,6 +54,11 @@ drill:
 SCALE ?= 1k
 scale:
 	$(JOBCONFORM) run --suites scale --scale $(SCALE) $(ARGS)
+
+## multikueue: the conformance catalog against Kueue's MultiKueue on a manager and a worker cluster
+## (about 8 minutes on 2 cores, and 6 more the first time to build Kueue; docs/dispatchers.md)
+multikueue:
+	$(JOBCONFORM) run --suites conformance --controllers multikueue --artifacts _artifacts/multikueue $(ARGS)
 
 ## binaries: build (once; cached outside the checkout) the releases the tests use, and a kubelet
 binaries:

@@ -143,6 +143,9 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 	// recording has no new entry (seen with MultiKueue: ready 2→1→2 within
 	// a second, its sync a second later wrote ready=2 over ready=2).
 	for j, w := range wrk {
+		if w.e.Time.After(end) {
+			break // the manager's Job is deleted: it shows nothing any more
+		}
 		if cur := latestBy(mgr, w.e.Time); cur == nil || cur.m != w.m {
 			continue
 		}

@@ -93,4 +93,10 @@ func TestCheckMirror(t *testing.T) {
 		t.Errorf("a status 2s before the deletion (bound 5s) was owed: %v", r.Violations)
 	}
 	expect(CheckMirror(deleted(statuses(2*s, running), 20*s), worker, "job", 5*s, end), "never reached the manager's Job (15s to the end)")
+	// Nor does a deleted Job show the copy's later status equal to its
+	// last (seen: a lag of 60s measured after delete-orphan).
+	again := CheckMirror(deleted(statuses(2*s, running), 3*s), statuses(1*s, running, 5*s, notReady, 9*s, running), "job", 5*s, end)
+	if len(again.Violations) > 0 || len(again.Lags) != 1 {
+		t.Errorf("after the deletion: %+v", again)
+	}
 }

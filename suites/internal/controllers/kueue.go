@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,6 +70,8 @@ type Kueue struct {
 	// certificate it serves them with (PEM), once started.
 	webhookPort int
 	cert        []byte
+	// holdsMetricsCerts: this Kueue is a user of kueueMetricsCerts.
+	holdsMetricsCerts bool
 }
 
 // Start writes Kueue's configuration and certificate and runs it until its
@@ -91,9 +94,10 @@ func (k *Kueue) Start(ctx context.Context) error {
 	if k.cert, err = os.ReadFile(filepath.Join(certs, "tls.crt")); err != nil {
 		return err
 	}
-	if err := writeServingCert(kueueMetricsCerts); err != nil {
+	if err := metricsCerts.acquire(); err != nil {
 		return fmt.Errorf("Kueue reads its metrics certificate from %s (fixed in its command): make that directory writable for this user, or run as root: %w", kueueMetricsCerts, err)
 	}
+	k.holdsMetricsCerts = true
 	config := fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: kueue-system
@@ -131,10 +135,57 @@ func (k *Kueue) Stop() error {
 	}
 	k.claim.Release()
 	k.claim = nil
+	if k.holdsMetricsCerts {
+		k.holdsMetricsCerts = false
+		metricsCerts.release()
+	}
 	if k.dir != "" {
 		os.RemoveAll(k.dir)
 	}
 	return err
+}
+
+// metricsCerts is kueueMetricsCerts, shared by the Kueues of this process:
+// a certificate is written there unless one is (a user's is kept), and what
+// the harness created is removed once the last of them stops, leaving the
+// machine as it was.
+var metricsCerts sharedCerts
+
+type sharedCerts struct {
+	mu      sync.Mutex
+	users   int
+	created string // the topmost directory the harness made ("" none)
+}
+
+func (m *sharedCerts) acquire() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.users == 0 {
+		m.created = ""
+		for _, d := range []string{"/etc/kueue", "/etc/kueue/metrics", kueueMetricsCerts} {
+			if _, err := os.Stat(d); os.IsNotExist(err) {
+				m.created = d
+				break
+			}
+		}
+		_, crtErr := os.Stat(filepath.Join(kueueMetricsCerts, "tls.crt"))
+		_, keyErr := os.Stat(filepath.Join(kueueMetricsCerts, "tls.key"))
+		if crtErr != nil || keyErr != nil {
+			if err := writeServingCert(kueueMetricsCerts); err != nil {
+				return err
+			}
+		}
+	}
+	m.users++
+	return nil
+}
+
+func (m *sharedCerts) release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.users--; m.users == 0 && m.created != "" {
+		os.RemoveAll(m.created)
+	}
 }
 
 // writeServingCert writes a self-signed certificate for 127.0.0.1 as
