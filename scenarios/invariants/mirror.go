@@ -98,6 +98,7 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 		end = d
 	}
 	shown := make([]time.Time, len(wrk)) // when each copy status (or a later one) first showed
+	var accepted []mirrorState           // the manager's statuses that showed one of the copy's
 	last := -1                           // the latest copy status the manager has shown
 	for _, s := range mgr {
 		if s.m == (mirrored{}) && last < 0 {
@@ -113,12 +114,21 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 					s.m.succeeded, s.m.failed, ws, wf))
 			}
 		}
-		// The earliest copy status after last that equals this one and had
-		// been recorded by then (with slack).
+		// The copy status this one shows, at or after last: the latest the
+		// copy had by then (a dispatcher copies the newest it has seen; seen
+		// with MultiKueue: the copy went ready 2→1→2 and the manager's ready=2
+		// a second later was the second 2, not the first), else the earliest
+		// recorded up to MirrorAheadSlack later (two watches need not deliver
+		// in causal order).
 		next := -1
 		for _, i := range index[s.m] {
-			if i >= max(last, 0) && !wrk[i].e.Time.After(s.e.Time.Add(MirrorAheadSlack)) {
+			if i < max(last, 0) {
+				continue
+			}
+			if t := wrk[i].e.Time; !t.After(s.e.Time) || (next < 0 && !t.After(s.e.Time.Add(MirrorAheadSlack))) {
 				next = i
+			}
+			if wrk[i].e.Time.After(s.e.Time) {
 				break
 			}
 		}
@@ -136,9 +146,12 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 			}
 		}
 		last = max(last, next)
+		accepted = append(accepted, s)
 	}
-	// A status of the copy the manager's Job already shows when the copy
-	// reaches it is shown then, with the copy's skipped statuses before it:
+	// A status of the copy the manager's Job already shows (one it showed
+	// as the copy's, not its own empty status from before the copy: seen,
+	// the copy's all-zero status between terminating and failed matched it
+	// and hid a dispatcher 15 s late) when the copy reaches it is shown then, with the copy's skipped statuses before it:
 	// the dispatcher copies it and nothing changes, so the manager's
 	// recording has no new entry (seen with MultiKueue: ready 2→1→2 within
 	// a second, its sync a second later wrote ready=2 over ready=2).
@@ -146,7 +159,7 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 		if w.e.Time.After(end) {
 			break // the manager's Job is deleted: it shows nothing any more
 		}
-		if cur := latestBy(mgr, w.e.Time); cur == nil || cur.m != w.m {
+		if cur := latestBy(accepted, w.e.Time); cur == nil || cur.m != w.m {
 			continue
 		}
 		for i := j; i >= 0 && (shown[i].IsZero() || shown[i].After(w.e.Time)); i-- {

@@ -74,6 +74,19 @@ func TestCheckMirror(t *testing.T) {
 	if len(back.Violations) > 0 || len(back.Lags) != 3 || back.Lags[1] != s || back.Lags[2] != 0 {
 		t.Errorf("a copy back to the shown status: %+v", back)
 	}
+	// The manager shows the second of two equal statuses of the copy: the
+	// one between is skipped, not owed (the timeline of an
+	// adopt-orphan-release-nonmatching run, lag 25.7s before).
+	second := CheckMirror(statuses(5*s, running, 8*s, failed), statuses(1*s, running, 3*s, notReady, 4*s, running, 7*s, failed), "job", 4500*time.Millisecond, end)
+	if len(second.Violations) > 0 || len(second.Lags) != 4 || second.Lags[1] != 2*s {
+		t.Errorf("the second of two equal statuses: %+v", second)
+	}
+	// The manager's empty status from before anything was copied shows
+	// nothing, even when the copy passes through an empty status (between
+	// terminating and failed): a dispatcher 15s late is still late.
+	gone := batchv1.JobStatus{}
+	late := CheckMirror(statuses(0*s, batchv1.JobStatus{}, 16*s, failed), statuses(1*s, running, 5*s, terminating, 8*s, gone, 9*s, failed), "job", 10*s, end)
+	expect(late, "took 15s to reach")
 	// But a copy that stays on a status the manager's Job never shows is
 	// still owed it.
 	expect(CheckMirror(statuses(2*s, running), statuses(1*s, running, 5*s, notReady), "job", 3*s, end), "never reached the manager's Job")
