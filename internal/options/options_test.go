@@ -162,6 +162,10 @@ func TestValidate(t *testing.T) {
 			o.Run.Suites = []string{"scale"}
 			o.Provider = "kind"
 		},
+		"--kueue-version v0.17.0 without multikueue": func(o *Options) { o.KueueVersion = "v0.17.0" },
+		"--kueue-version \"0.17\": give a Kueue release tag": func(o *Options) {
+			o.Controllers, o.KueueVersion = []string{"multikueue"}, "0.17"
+		},
 		"--controllers dispatcher brings up a worker cluster": func(o *Options) {
 			o.Controllers = []string{"dispatcher"}
 			o.Provider = "kind"
