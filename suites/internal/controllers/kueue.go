@@ -327,6 +327,15 @@ spec:
 	return s
 }
 
+// webhookHint says what a webhook call the apiserver could not make means:
+// Kueue's objects go through Kueue's own webhooks, served on 127.0.0.1.
+func webhookHint(err error, cluster string) string {
+	if !strings.Contains(err.Error(), "failed calling webhook") {
+		return ""
+	}
+	return fmt.Sprintf(" (the %s's apiserver could not call Kueue's webhook on 127.0.0.1: see kueue-%s.log in the cluster's log directory for why Kueue does not serve it)", cluster, cluster)
+}
+
 // SetUpMultiKueue creates the objects a user would — on the worker a
 // ResourceFlavor and a ClusterQueue; on the manager those, an AdmissionCheck
 // of MultiKueue, a MultiKueueConfig, a MultiKueueCluster and the Secret with
@@ -334,7 +343,7 @@ spec:
 // — and waits until the MultiKueueCluster is Active.
 func SetUpMultiKueue(ctx context.Context, manager, worker dynamic.Interface, workerKubeconfig string) error {
 	if err := createAll(ctx, worker, "apiVersion: v1\nkind: Namespace\nmetadata: {name: kueue-system}\n---\n"+clusterQueue("")); err != nil {
-		return fmt.Errorf("the worker's Kueue objects: %w", err)
+		return fmt.Errorf("the worker's Kueue objects: %w%s", err, webhookHint(err, "worker"))
 	}
 	kc, err := inlineKubeconfig(workerKubeconfig)
 	if err != nil {
@@ -368,7 +377,7 @@ spec:
 ---
 ` + clusterQueue("jobconform")
 	if err := createAll(ctx, manager, objs); err != nil {
-		return fmt.Errorf("the manager's Kueue objects: %w", err)
+		return fmt.Errorf("the manager's Kueue objects: %w%s", err, webhookHint(err, "manager"))
 	}
 	var last string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {

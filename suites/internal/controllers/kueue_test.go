@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,5 +144,16 @@ webhooks:
 	}
 	if _, ok := hooks[1].(map[string]any)["objectSelector"]; ok {
 		t.Error("the Workload webhook got the Jobs' objectSelector")
+	}
+}
+
+// A webhook the apiserver cannot call is named as such, with where to look.
+func TestWebhookHint(t *testing.T) {
+	refused := errors.New(`Internal error occurred: failed calling webhook "vresourceflavor.kb.io": failed to call webhook: Post "https://127.0.0.1:30001/validate": dial tcp 127.0.0.1:30001: connect: connection refused`)
+	if got := webhookHint(refused, "worker"); !strings.Contains(got, "could not call Kueue's webhook") || !strings.Contains(got, "kueue-worker.log") {
+		t.Errorf("hint = %q", got)
+	}
+	if got := webhookHint(errors.New("namespaces \"x\" is forbidden"), "manager"); got != "" {
+		t.Errorf("another error got a hint: %q", got)
 	}
 }

@@ -735,9 +735,6 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 	return res, met.Seq
 }
 
-// awaitGone waits until the Job has been removed from the API and its pods
-// are gone, or none keeps the controller's tracking finalizer, as g says.
-// The whole recording counts: a pod's state is its last entry.
 // knownBug names, for a failed step, the first of the known bugs ids that
 // the controller under test has at its release: the built-in's at the
 // cluster's release, another's (Kueue's) at its own ("" if none).
@@ -755,18 +752,23 @@ func (sp stepper) knownBug(ids []string) string {
 	return ""
 }
 
+// awaitGone waits until the Job has been removed from the API and its pods
+// are gone, or released (none deleted since the deletion began, none keeping
+// the controller's tracking finalizer or a Job's reference), as the step says.
+// The whole recording counts: a pod's state is its last entry.
 func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.Step, timeout time.Duration) (StepResult, int) {
 	g := *st.AwaitGone
 	pods := map[string]*corev1.Pod{}
-	jobGone := false
-	var deletedOrphans []string // released pods must stay: deleted after the Job went
+	jobGone, deleting := false, false
+	var deletedOrphans []string // released pods must stay: deleted once the Job's deletion began
 	why := "the Job is not gone"
 	met, err := sp.rec.WaitFrom(ctx, 0, timeout, res.What, func(e recorder.Entry) bool {
 		switch {
-		case e.Kind == "Job" && e.Name == JobName && e.Type == recorder.Deleted:
-			jobGone = true
+		case e.Kind == "Job" && e.Name == JobName:
+			jobGone = jobGone || e.Type == recorder.Deleted
+			deleting = deleting || jobGone || e.Job().DeletionTimestamp != nil
 		case e.Kind == "Pod" && e.Type == recorder.Deleted:
-			if jobGone && g.Pods == scenarios.PodsReleased {
+			if deleting && g.Pods == scenarios.PodsReleased {
 				deletedOrphans = append(deletedOrphans, e.Name)
 			}
 			delete(pods, e.Name)
