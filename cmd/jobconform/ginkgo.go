@@ -115,3 +115,24 @@ func badInput(path string) (string, error) {
 	}
 	return "", nil
 }
+
+// selectedNone tells whether the Ginkgo report at path says its run selected
+// no spec at all: jobconform plans a job only for specs its filters select,
+// so a job that runs none means Ginkgo read the filters otherwise, and a
+// green job that judged nothing must not pass for a verdict.
+func selectedNone(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var suites []types.Report
+	if json.Unmarshal(data, &suites) != nil || len(suites) == 0 {
+		return false
+	}
+	for _, r := range suites {
+		if r.PreRunStats.SpecsThatWillRun > 0 {
+			return false
+		}
+	}
+	return true
+}

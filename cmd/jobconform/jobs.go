@@ -289,6 +289,8 @@ func (p *plan) streamJob(ctx context.Context, bin string, j job, out io.Writer, 
 		return msg, nil
 	case code != 0:
 		return "", fmt.Errorf("%s: Ginkgo exit code %d", j, code)
+	case selectedNone(filepath.Join(j.dir, "report-"+j.suite+".json")):
+		return "", fmt.Errorf("%s: Ginkgo ran no spec, though the plan selected some (focus %q, label filter %q): the filters read differently there — a jobconform bug, please report it", j, j.o.Run.Focus, j.o.Run.LabelFilter)
 	}
 	return "", nil
 }

@@ -96,10 +96,11 @@ func TestMultiKueueSample(t *testing.T) {
 	names := map[string]bool{}
 	for _, s := range p.scenarios.Conformance {
 		names[s.Name] = true
-		if text := "conformance [multikueue] " + s.Name; focus.MatchString(text) != slices.Contains(multiKueueSample, s.Name) {
+		// Ginkgo matches "jobconform conformance conformance [multikueue] NAME".
+		if text := specText("conformance", "multikueue", s.Name); focus.MatchString(text) != slices.Contains(multiKueueSample, s.Name) {
 			t.Errorf("focus %s on %q: %v", focus, text, focus.MatchString(text))
 		}
-		if focus.MatchString("conformance [dispatcher] " + s.Name) {
+		if focus.MatchString(specText("conformance", "dispatcher", s.Name)) {
 			t.Errorf("focus selects the reference dispatcher's %s", s.Name)
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,5 +61,27 @@ func TestPrintVerdictsRows(t *testing.T) {
 		if !found {
 			t.Errorf("the table lacks %q:\n%s", row, b.String())
 		}
+	}
+}
+
+// A job whose Ginkgo run selected no spec is told apart from one that ran
+// (seen: make test's MultiKueue job ran 0 of 74 specs and passed).
+func TestSelectedNone(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]bool{
+		`[{"PreRunStats":{"TotalSpecs":74,"SpecsThatWillRun":0}}]`: true,
+		`[{"PreRunStats":{"TotalSpecs":74,"SpecsThatWillRun":8}}]`: false,
+		`not json`: false,
+	} {
+		path := filepath.Join(dir, "report.json")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := selectedNone(path); got != want {
+			t.Errorf("%s: %v, want %v", body, got, want)
+		}
+	}
+	if selectedNone(filepath.Join(dir, "missing.json")) {
+		t.Error("a missing report")
 	}
 }

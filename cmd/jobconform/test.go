@@ -120,7 +120,7 @@ func multiKueueFocus() string {
 	for i, n := range multiKueueSample {
 		quoted[i] = regexp.QuoteMeta(n)
 	}
-	return `^conformance \[multikueue\] (` + strings.Join(quoted, "|") + `)$`
+	return ` conformance \[multikueue\] (` + strings.Join(quoted, "|") + `)$`
 }
 
 // addMultiKueueSample runs, after the conformance suite at the first release
