@@ -132,6 +132,8 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"missing directory", []string{"--scenarios", filepath.Join(dir, "nope")}, "no such file or directory", nil},
 		{"filter selects nothing", []string{"--label-filter", "teleport"}, "the filters select no scenario", nil},
 		{"bad label filter", []string{"--label-filter", "a &&"}, "--label-filter", nil},
+		// Ginkgo matches the suite's description first: this selects nothing there.
+		{"focus anchored at the container", []string{"--focus", `^conformance \[builtin\]`}, "the filters select no scenario", nil},
 		{"unreachable kubeconfig", []string{"--kubeconfig", unreachable}, "unreachable", nil},
 		{"unknown node kind", []string{"--nodes", "vm"}, `--nodes "vm": use kwok or kubelet`, nil},
 		{"kubelet nodes on an existing cluster", []string{"--nodes", "kubelet", "--kubeconfig", unreachable}, "--nodes kubelet is a setting of the local provider", nil},

@@ -118,9 +118,43 @@ func TestMultiKueueSample(t *testing.T) {
 	if !slices.Contains(p.jobs[0].o.Controllers, "dispatcher") || p.jobs[0].o.Run.Focus != "" {
 		t.Errorf("the conformance job before it changed: %v", p.jobs[0])
 	}
+	if !p.selects(p.jobs[1]) {
+		t.Error("the sample's job selects no spec")
+	}
 	n := len(p.jobs)
 	p.addMultiKueueSample() // a plan that runs MultiKueue already
 	if len(p.jobs) != n {
 		t.Errorf("added twice")
+	}
+}
+
+// A job selects the specs its own filters and controllers select, counted
+// on the text Ginkgo matches (the suite's description first): a job of the
+// built-in alone under a focus on the reference selects none, and that is no
+// error; a focus anchored at the spec's container selects none anywhere.
+func TestSelects(t *testing.T) {
+	if got := specText("conformance", "builtin", "x"); got != "jobconform conformance conformance [builtin] x" {
+		t.Errorf("specText = %q", got)
+	}
+	set, err := catalog.Assemble(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plan{scenarios: set}
+	for _, tc := range []struct {
+		focus       string
+		controllers []string
+		want        bool
+	}{
+		{`\[reference\] prp-failed-sigterm$`, []string{"reference"}, true},
+		{`\[reference\] prp-failed-sigterm$`, []string{"builtin"}, false},
+		{`^conformance \[reference\]`, []string{"reference"}, false},
+		{`^jobconform conformance conformance \[reference\] prp-failed-sigterm$`, []string{"reference"}, true},
+	} {
+		o := options.Defaults()
+		o.Controllers, o.Run.Focus = tc.controllers, tc.focus
+		if got := p.selects(job{suite: "conformance", o: o}); got != tc.want {
+			t.Errorf("focus %s, %v: %v, want %v", tc.focus, tc.controllers, got, tc.want)
+		}
 	}
 }

@@ -92,53 +92,14 @@ func check(ctx context.Context, o options.Options) (*plan, error) {
 // the suites they select none of.
 func (p *plan) selectSpecs() error {
 	r := p.o.Run
-	match := func([]string) bool { return true }
-	if r.LabelFilter != "" {
-		f, err := types.ParseLabelFilter(r.LabelFilter)
-		if err != nil {
-			return fmt.Errorf("--label-filter %q: %v", r.LabelFilter, err)
-		}
-		match = f
-	}
-	focus := regexp.MustCompile("")
-	if r.Focus != "" {
-		var err error
-		if focus, err = regexp.Compile(r.Focus); err != nil {
-			return fmt.Errorf("--focus %q: %v", r.Focus, err)
-		}
-	}
 	p.specs = map[string]int{}
 	var kept []string
 	for _, suite := range r.Suites {
-		if suite == "drill" {
-			p.specs[suite] = len(p.o.Drills) + 1 // flights are chosen inside the suite
-			kept = append(kept, suite)
-			continue
+		n, err := p.countSpecs(p.o, suite)
+		if err != nil {
+			return err
 		}
-		all, labels := p.scenarios.Conformance, []string(nil)
-		switch suite {
-		case "chaos":
-			all, labels = p.scenarios.Chaos, []string{"chaos"}
-		case "scale":
-			var err error
-			if all, err = catalog.LoadScale(p.o.ScaleForm()); err != nil {
-				return err
-			}
-			labels = []string{"scale"}
-		}
-		for _, s := range all {
-			names := p.o.ControllerNames()
-			if suite == "scale" && contains(names, "reference") && scale.SlowedRuns(s.Name) {
-				names = append(names, scale.Slowed.Name)
-			}
-			for _, ctl := range names {
-				text := specText(suite, ctl, s.Name)
-				if s.ForController(ctl) && match(append(append([]string(nil), labels...), s.Features...)) && focus.MatchString(text) {
-					p.specs[suite]++
-				}
-			}
-		}
-		if p.specs[suite] > 0 {
+		if p.specs[suite] = n; n > 0 {
 			kept = append(kept, suite)
 		}
 	}
@@ -148,6 +109,53 @@ func (p *plan) selectSpecs() error {
 	}
 	p.o.Run.Suites = kept
 	return nil
+}
+
+// countSpecs counts the scenario specs of suite that o's filters select for
+// o's controllers, as Ginkgo will select them (specText).
+func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
+	if suite == "drill" {
+		return len(o.Drills) + 1, nil // flights are chosen inside the suite
+	}
+	match := func([]string) bool { return true }
+	if o.Run.LabelFilter != "" {
+		f, err := types.ParseLabelFilter(o.Run.LabelFilter)
+		if err != nil {
+			return 0, fmt.Errorf("--label-filter %q: %v", o.Run.LabelFilter, err)
+		}
+		match = f
+	}
+	focus := regexp.MustCompile("")
+	if o.Run.Focus != "" {
+		var err error
+		if focus, err = regexp.Compile(o.Run.Focus); err != nil {
+			return 0, fmt.Errorf("--focus %q: %v", o.Run.Focus, err)
+		}
+	}
+	all, labels := p.scenarios.Conformance, []string(nil)
+	switch suite {
+	case "chaos":
+		all, labels = p.scenarios.Chaos, []string{"chaos"}
+	case "scale":
+		var err error
+		if all, err = catalog.LoadScale(o.ScaleForm()); err != nil {
+			return 0, err
+		}
+		labels = []string{"scale"}
+	}
+	n := 0
+	for _, s := range all {
+		names := o.ControllerNames()
+		if suite == "scale" && contains(names, "reference") && scale.SlowedRuns(s.Name) {
+			names = append(names, scale.Slowed.Name)
+		}
+		for _, ctl := range names {
+			if s.ForController(ctl) && match(append(append([]string(nil), labels...), s.Features...)) && focus.MatchString(specText(suite, ctl, s.Name)) {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
 
 // specText is what Ginkgo's --focus matches a scenario's spec against: the
