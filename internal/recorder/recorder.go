@@ -393,6 +393,44 @@ func (r *Recorder) WaitFrom(ctx context.Context, from int, timeout time.Duration
 	}
 }
 
+// CatchUp waits until the recording holds the current state of every pod
+// of namespace ns (a fresh list's revision of each), or fails after
+// timeout. The Job's and the pods' watches deliver in no common order: a
+// recording judged the moment the Job finished missed the pods' finalizer
+// removals the controller had made just before (the reference controller's
+// SIGKILL spec, seen once in CI), and judging it said the pods kept them.
+func (r *Recorder) CatchUp(ctx context.Context, client kubernetes.Interface, ns string, timeout time.Duration) error {
+	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing the pods to catch up with: %w", err)
+	}
+	behind := func() []string {
+		var out []string
+		for _, p := range list.Items {
+			want, _ := strconv.ParseUint(p.ResourceVersion, 10, 64)
+			if e, ok := r.Latest("Pod", p.Name); !ok || (e.Type != Deleted && e.Revision() < want) {
+				out = append(out, p.Name)
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		left := behind()
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the recording did not catch up within %s with pods %v", timeout, left)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // Latest is the last entry recorded of the object kind/name, if any.
 func (r *Recorder) Latest(kind, name string) (Entry, bool) {
 	r.mu.Lock()

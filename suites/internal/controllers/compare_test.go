@@ -205,6 +205,8 @@ var _ = Describe("reference controller", Ordered, func() {
 			return e.Kind == "Job" && (hasCondition(e.Job().Status, batchv1.JobComplete) || hasCondition(e.Job().Status, batchv1.JobFailed))
 		})
 		Expect(err).NotTo(HaveOccurred())
+		// Judge once the pods' watch has delivered what the Job's did.
+		Expect(rec.CatchUp(ctx, client, ns, 10*time.Second)).To(Succeed())
 		succeeded, failed, either := realOutcomes(rec)
 		status := final.Job().Status
 		expectInvariants(rec, "crash", job.Spec.ManagedBy, killedAt...)
@@ -358,6 +360,7 @@ func runComparison(ctx context.Context, client kubernetes.Interface, cmp compari
 		AddReportEntry(who+" timeline", rec.Dump("Job", "Pod"))
 	}
 	Expect(err).NotTo(HaveOccurred())
+	Expect(rec.CatchUp(ctx, client, ns, 10*time.Second)).To(Succeed())
 	expectInvariants(rec, "cmp", managedBy)
 	return statusSequence(rec)
 }
