@@ -299,13 +299,23 @@ func (c *Controller) deleteJob(obj any) {
 			return
 		}
 	}
+	// What is kept per Job name goes with the Job, now: a Job created again
+	// at once under its name is found by the next sync, which so never sees
+	// the name free, and must not wait out its predecessor's pod-failure
+	// backoff (as upstream's deleteJob handler, kubernetes/kubernetes#132042).
+	if !c.opts.Faults.Has(FaultKeepBackoffOnRecreate) {
+		c.backoff.remove(jobKey(job))
+		c.stale.forget(jobKey(job))
+	}
 	c.enqueue(job, 0)
 }
 
 func (c *Controller) forgetJob(key string) {
 	c.expectations.delete(key)
 	c.finalizerExpectations.delete(key)
-	c.backoff.remove(key)
+	if !c.opts.Faults.Has(FaultKeepBackoffOnRecreate) {
+		c.backoff.remove(key)
+	}
 	c.stale.forget(key)
 }
 

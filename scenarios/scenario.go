@@ -180,7 +180,7 @@ type StatusPattern struct {
 const (
 	ActDeletePod = "deletePod" // delete one running pod (grace from the pod spec unless given)
 	ActEvictPod  = "evictPod"  // evict one running pod through the Eviction API
-	ActFinishPod = "finishPod" // make one running pod's process exit now (annotation; local provider)
+	ActFinishPod = "finishPod" // make one running pod's process exit now (annotation; local provider); done once its end is seen
 	ActSetGate   = "setGate"   // set a readiness-gate condition on one or all running pods
 	ActSuspend   = "suspend"
 	ActResume    = "resume"
@@ -202,6 +202,13 @@ const (
 	// selector: with no owner (an orphan to adopt), or, with ownedByOther,
 	// controlled by another object (a ConfigMap), which no Job may take over.
 	ActCreatePod = "createPod"
+	// ActRecreateJob deletes the Job (Background) and creates it again at
+	// once under the same name, as the scenario first made it (with
+	// foreignManagedBy, delegated to a manager that does not run): what
+	// JobSet does on a restart. The new Job owes nothing to the old one's
+	// state (its backoff, expectations, queued syncs); the steps after it
+	// follow the new Job, and the invariants judge each Job on its own.
+	ActRecreateJob = "recreateJob"
 )
 
 // What awaitGone waits for of the pods once the Job is gone.
@@ -234,13 +241,17 @@ type Action struct {
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 	// OwnedByOther for createPod: the pod is controlled by another object.
 	OwnedByOther bool `json:"ownedByOther,omitempty"`
+	// ForeignManagedBy for recreateJob: the new Job's spec.managedBy names
+	// a manager that does not run, so the controller under test must leave
+	// it alone (a sync it queued for the old Job included).
+	ForeignManagedBy bool `json:"foreignManagedBy,omitempty"`
 	// Refused: the act must be refused by the apiserver as invalid (a
 	// change it does not allow at this point of the Job's life).
 	Refused bool `json:"refused,omitempty"`
 }
 
 var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale, ActDeleteJob, ActPatchTemplate,
-	ActOrphanPod, ActReleasePod, ActCreatePod}
+	ActOrphanPod, ActReleasePod, ActCreatePod, ActRecreateJob}
 
 // GonePattern is what awaitGone waits for: the Job removed from the API,
 // and its pods as Pods says (PodsGone or PodsReleased).
@@ -430,6 +441,12 @@ func (s *Scenario) Validate() error {
 			}
 			if st.Act.OwnedByOther && st.Act.Kind != ActCreatePod {
 				return fmt.Errorf("%s: ownedByOther is createPod's", where)
+			}
+			if st.Act.ForeignManagedBy && st.Act.Kind != ActRecreateJob {
+				return fmt.Errorf("%s: foreignManagedBy is recreateJob's", where)
+			}
+			if st.Act.Kind == ActRecreateJob && s.Metrics {
+				return fmt.Errorf("%s: a scenario that recreates its Job cannot judge metrics (the counters would add up two Jobs)", where)
 			}
 			if st.Act.Refused && st.Act.Kind != ActPatchTemplate && st.Act.Kind != ActScale {
 				return fmt.Errorf("%s: refused is for patchTemplate and scale", where)

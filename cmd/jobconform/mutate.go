@@ -76,6 +76,8 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultStartSuspendedOnRestart: chaosPrefix + "suspend",
 	controller.FaultReleaseFailedAtOnce:     "backoffPerIndex",
 	controller.FaultRemoveReadyFirst:        "elastic",
+	controller.FaultKeepBackoffOnRecreate:   "deletion && backoff",
+	controller.FaultManagedByAtEnqueueOnly:  "deletion && managedBy",
 }
 
 // chaosPrefix marks a label filter of the chaos suite's scenarios: the

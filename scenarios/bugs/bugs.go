@@ -72,6 +72,21 @@ var (
 	}
 )
 
+// RecreatedJobBackoff: a Job recreated under a deleted one's name waits
+// out the deleted one's pod-failure backoff.
+var RecreatedJobBackoff = Bug{
+	ID: "kubernetes/kubernetes#132042",
+	// Read in each release's pkg/controller/job (the deleteJob handler):
+	// v1.31.9, v1.32.6 and v1.33.2 lack the removal, v1.31.12, v1.32.7,
+	// v1.33.3 and v1.34.0 have it; the proxy serves neither v1.31.10 nor
+	// v1.31.11, so the 1.31 boundary is the first release read with it.
+	Releases: "<1.31.12 || >=1.32.0 <1.32.7 || >=1.33.0 <1.33.3",
+	What: "the pod-failure backoff is kept per Job name and dropped only when a sync finds no Job of that name: a Job deleted " +
+		"and created again at once (as JobSet restarts its Jobs) waits out its predecessor's backoff before its first pod, up to " +
+		"10 minutes; fixed by #132109 (the deleteJob handler removes the record) in v1.34.0, cherry-picked to v1.33.3 and v1.32.7, " +
+		"and to 1.31 by v1.31.12 (v1.31.9 lacks it; v1.31.10 and v1.31.11 could not be read here)",
+}
+
 // Kueue's MultiKueue (--controllers multikueue), over Kueue releases: read
 // in v0.17.0's source and run there (docs/dispatchers.md).
 var (
@@ -102,7 +117,7 @@ var (
 var All = map[string]Bug{}
 
 func init() {
-	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume, MultiKueueManualSelector, MultiKueueOrphanPropagation} {
+	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume, RecreatedJobBackoff, MultiKueueManualSelector, MultiKueueOrphanPropagation} {
 		All[b.ID] = b
 	}
 }

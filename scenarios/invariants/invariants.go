@@ -7,6 +7,7 @@ package invariants
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/timeline"
@@ -239,9 +241,11 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 	}
 	// Inside a recording gap the order of what the relist reported is not
 	// known: no verdict there (RestartGrace-style lags are each check's own).
-	for _, v := range inv.Check(ctx, t) {
-		if !during(ctx.Gaps, v.Time) {
-			r.Violations = append(r.Violations, v)
+	for _, in := range incarnations(ctx, t) {
+		for _, v := range inv.Check(in.ctx, in.t) {
+			if !during(ctx.Gaps, v.Time) {
+				r.Violations = append(r.Violations, v)
+			}
 		}
 	}
 	if bug, ok := bugs.Of(inv.KnownBugs, ctx.Version); ok && ctx.BuiltIn {
@@ -251,6 +255,65 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 		}
 	}
 	return r
+}
+
+// incarnation is one Job of the name under test and its view of the
+// recording.
+type incarnation struct {
+	ctx Context
+	t   timeline.Timeline
+}
+
+// incarnations splits a recording in which the Job under test was deleted
+// and created again under its name (act recreateJob) into one view per Job:
+// its own entries, the pods and events of no other Job of that name (by
+// controller reference, controller-uid label or involved object), and
+// everything else. Each Job is judged on its own: the new one's empty status
+// is no counter going back, and the old one's pods are not the new one's. A
+// Job whose spec.managedBy differs from the first one's names another
+// manager than the controller under test. One Job: the recording as it is.
+func incarnations(ctx Context, t timeline.Timeline) []incarnation {
+	var uids []types.UID
+	managedBy := map[types.UID]string{}
+	for _, e := range t {
+		if e.Kind != "Job" || e.Name != ctx.Job {
+			continue
+		}
+		j := e.Job()
+		if _, seen := managedBy[j.UID]; !seen {
+			uids = append(uids, j.UID)
+			managedBy[j.UID] = ptr.Deref(j.Spec.ManagedBy, "")
+		}
+	}
+	if len(uids) < 2 {
+		return []incarnation{{ctx, t}}
+	}
+	var out []incarnation
+	for _, u := range uids {
+		other := func(uid types.UID) bool { return uid != u && slices.Contains(uids, uid) }
+		view := make(timeline.Timeline, 0, len(t))
+		for _, e := range t {
+			switch o := e.Object.(type) {
+			case *batchv1.Job:
+				if e.Name == ctx.Job && o.UID != u {
+					continue
+				}
+			case *corev1.Pod:
+				if ref := metav1.GetControllerOf(o); ref != nil && other(ref.UID) || other(types.UID(o.Labels[batchv1.ControllerUidLabel])) {
+					continue
+				}
+			case *corev1.Event:
+				if other(o.InvolvedObject.UID) {
+					continue
+				}
+			}
+			view = append(view, e)
+		}
+		c := ctx
+		c.ForeignManagedBy = ctx.ForeignManagedBy || managedBy[u] != managedBy[uids[0]]
+		out = append(out, incarnation{c, view})
+	}
+	return out
 }
 
 // copyView is a dispatched Job's timeline with the worker's copy in the

@@ -432,3 +432,33 @@ func TestStaleTombstoneDoesNotHoldTheJob(t *testing.T) {
 	b.tl = append(b.tl, stale)
 	expectOK(t, TerminalOnlyWhenPodsTerminal, Context{}, b)
 }
+
+// recreate deletes the builder's Job and adds a new one of its name (uid
+// "job-uid-2", managedBy as given), as act recreateJob does.
+func (b *builder) recreate(managedBy *string) *builder {
+	b.add("Job", timeline.Deleted, b.job.DeepCopy())
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", UID: "job-uid-2"}, Spec: *b.job.Spec.DeepCopy()}
+	j.Spec.ManagedBy = managedBy
+	b.job = j
+	b.add("Job", timeline.Added, j.DeepCopy())
+	return b
+}
+
+// TestRecreatedJobJudgedOnItsOwn: a Job deleted and made again under its
+// name is another Job — its empty status is no counter going back — while a
+// broken promise of either Job is still caught, and a new Job delegated
+// elsewhere must be left alone though the first was the controller's.
+func TestRecreatedJobJudgedOnItsOwn(t *testing.T) {
+	b := newBuilder().pod("a", running).pod("a", failed).status(func(s *batchv1.JobStatus) { s.Failed = 1 }).recreate(nil)
+	expectOK(t, CountersMonotonic, Context{}, b)
+	if got := len(incarnations(Context{Job: "j"}, b.tl)); got != 2 {
+		t.Fatalf("incarnations: %d, want 2", got)
+	}
+	b.status(func(s *batchv1.JobStatus) { s.Failed = 2 }).status(func(s *batchv1.JobStatus) { s.Failed = 1 })
+	expectViolation(t, CountersMonotonic, Context{}, b, "failed")
+
+	delegated := newBuilder().pod("a", running).status(func(s *batchv1.JobStatus) { s.Active = 1 }).recreate(ptr.To("example.com/absent"))
+	expectOK(t, ManagedBySilence, Context{}, delegated) // the old pod is the old Job's
+	delegated.status(func(s *batchv1.JobStatus) { s.Active = 1 })
+	expectViolation(t, ManagedBySilence, Context{}, delegated, "status written")
+}

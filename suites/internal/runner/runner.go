@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -323,7 +324,9 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	if c.Dispatched {
 		copyName = JobName + recorder.WorkerSuffix
 	}
-	r.Steps = stepper{client: client, pods: podClient, ns: ns, copy: copyName, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, controller: c, finalizer: c.Finalizer}.runSteps(ctx, s.Steps)
+	current := created.UID
+	r.Steps = stepper{client: client, pods: podClient, ns: ns, copy: copyName, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, controller: c, finalizer: c.Finalizer,
+		job: job, current: &current}.runSteps(ctx, s.Steps)
 	if metricsSkip != "" {
 		r.Steps = append(r.Steps, StepResult{Index: len(r.Steps), What: "metrics", Skipped: true, Message: metricsSkip, Time: time.Now()})
 	}
@@ -376,6 +379,8 @@ func NotAcrossClusters(s *scenarios.Scenario, c Controller) string {
 		return "multi-cluster runs: the scenario judges a Job controller's /metrics; a dispatcher serves none of the Job controller's counters"
 	case s.ForeignManagedBy:
 		return "multi-cluster runs: the scenario is about a Job whose manager does not run; a dispatched Job's does"
+	case slices.ContainsFunc(s.Steps, func(st scenarios.Step) bool { return st.Act != nil && st.Act.Kind == scenarios.ActRecreateJob }):
+		return "multi-cluster runs: a Job deleted and created again under its name is not told apart from the one before it on the worker cluster yet (the recording's copies of the two share a name; issue #30)"
 	}
 	switch c.Name {
 	case Dispatcher.Name:
@@ -603,6 +608,20 @@ type stepper struct {
 	// copy is the name the recording gives the worker's copy of a
 	// dispatched Job ("" for others).
 	copy string
+	// job is the Job as the scenario made it (recreateJob makes it again);
+	// current, when set, is the UID of the Job the steps follow: the
+	// latest made under JobName.
+	job     *batchv1.Job
+	current *types.UID
+}
+
+// follows tells whether e is of the Job the steps follow (or of its copy):
+// after recreateJob, not of the Job deleted.
+func (sp stepper) follows(e recorder.Entry) bool {
+	if e.Kind != "Job" || !sp.awaited(e.Name) {
+		return false
+	}
+	return e.Name != JobName || sp.current == nil || *sp.current == "" || e.Job().UID == *sp.current
 }
 
 // awaited tells whether an await is met by a status of the Job named name:
@@ -629,6 +648,11 @@ func (sp stepper) runSteps(ctx context.Context, steps []scenarios.Step) []StepRe
 	// the Job's status from before the suspension.
 	from := 0
 	for i, st := range steps {
+		if len(out) > 0 && out[len(out)-1].Skipped && steps[i-1].Act != nil && steps[i-1].Act.Kind == scenarios.ActRecreateJob {
+			// The new Job is not the one the rest was written for.
+			out = append(out, StepResult{Index: i, What: "the rest", Skipped: true, Time: time.Now(), Message: "follows a recreation that did not make the Job asked for"})
+			break
+		}
 		if st.Await == nil && st.AwaitGone == nil {
 			if e, ok := rec.Latest("Job", JobName); ok {
 				from = e.Seq
@@ -673,10 +697,32 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 		res.OK = true
 		return res, -1
 	}
+	if st.Act != nil && st.Act.Kind == scenarios.ActRecreateJob {
+		skip, err := sp.recreate(ctx, *st.Act)
+		if err != nil {
+			res.Message = err.Error()
+			return res, -1
+		}
+		res.OK, res.Skipped, res.Message = skip == "", skip != "", skip
+		return res, -1
+	}
 	if st.Act != nil {
+		seen := len(sp.rec.Entries())
 		if err := act(ctx, sp.client, sp.pods, sp.ns, *st.Act); err != nil {
 			res.Message = err.Error()
 			return res, -1
+		}
+		if st.Act.Kind == scenarios.ActFinishPod {
+			// Done once a pod's end is seen (by the controller too, within a
+			// watch's delay): the step after it acts on a Job whose
+			// controller has the pod's end in hand (a sync queued for it).
+			if _, err := sp.rec.WaitFrom(ctx, seen, 30*time.Second, "the pod's end", func(e recorder.Entry) bool {
+				p := e.Pod()
+				return p != nil && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed)
+			}); err != nil {
+				res.Message = "the pod told to finish did not end (no verdict on the controller): " + err.Error()
+				return res, -1
+			}
 		}
 		res.OK = true
 		return res, -1
@@ -690,7 +736,7 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 	}
 	var lastWhy string
 	met, err := sp.rec.WaitFrom(ctx, from, timeout, res.What, func(e recorder.Entry) bool {
-		if e.Kind != "Job" || !sp.awaited(e.Name) || e.Type == recorder.Deleted {
+		if !sp.follows(e) || e.Type == recorder.Deleted {
 			return false
 		}
 		ok, why := st.Await.Matches(e.Job().Status)
@@ -765,6 +811,9 @@ func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.St
 	met, err := sp.rec.WaitFrom(ctx, 0, timeout, res.What, func(e recorder.Entry) bool {
 		switch {
 		case e.Kind == "Job" && e.Name == JobName:
+			if !sp.follows(e) {
+				return false // a Job deleted before a recreateJob
+			}
 			jobGone = jobGone || e.Type == recorder.Deleted
 			deleting = deleting || jobGone || e.Job().DeletionTimestamp != nil
 		case e.Kind == "Pod" && e.Type == recorder.Deleted:
@@ -803,6 +852,38 @@ func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.St
 	}
 	res.OK = true
 	return res, met.Seq
+}
+
+// recreate deletes the Job (Background) and creates it again at once under
+// its name, as the scenario made it (delegated to AbsentManager with
+// foreignManagedBy); the steps then follow the new Job. It returns why the
+// rest is no promise when the apiserver dropped the spec.managedBy asked
+// for (JobManagedBy off).
+func (sp stepper) recreate(ctx context.Context, a scenarios.Action) (string, error) {
+	if err := sp.client.BatchV1().Jobs(sp.ns).Delete(ctx, JobName, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+		return "", fmt.Errorf("delete the Job: %w", err)
+	}
+	job := sp.job.DeepCopy()
+	if a.ForeignManagedBy {
+		job.Spec.ManagedBy = ptr.To(AbsentManager)
+	}
+	var created *batchv1.Job
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		created, err = sp.client.BatchV1().Jobs(sp.ns).Create(ctx, job, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return false, nil // the old Job is not removed yet
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return "", fmt.Errorf("create the Job again: %w", err)
+	}
+	*sp.current = created.UID
+	if job.Spec.ManagedBy != nil && created.Spec.ManagedBy == nil {
+		return fmt.Sprintf("Kubernetes %s dropped spec.managedBy of the new Job (its JobManagedBy feature gate is off, as by default before 1.32): no delegation to judge", sp.version), nil
+	}
+	return "", nil
 }
 
 func describePattern(p scenarios.StatusPattern) string {
