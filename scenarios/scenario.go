@@ -187,8 +187,8 @@ const (
 	ActScale     = "scale" // set parallelism (and completions, for elastic Indexed Jobs)
 	// ActDeleteJob deletes the Job with a propagation policy (default Background).
 	ActDeleteJob = "deleteJob"
-	// ActPatchTemplate merges labels, annotations and tolerations into the
-	// pod template: allowed while a Job is suspended and has not started
+	// ActPatchTemplate merges labels, annotations, tolerations and a
+	// nodeSelector into the pod template: allowed while a Job is suspended and has not started
 	// (the scheduling directives a queue such as Kueue sets before it
 	// admits the Job), refused by the apiserver once it runs.
 	ActPatchTemplate = "patchTemplate"
@@ -235,10 +235,11 @@ type Action struct {
 	Completions *int32 `json:"completions,omitempty"`
 	// Propagation for deleteJob: Foreground, Background (default) or Orphan.
 	Propagation metav1.DeletionPropagation `json:"propagation,omitempty"`
-	// Labels, Annotations and Tolerations for patchTemplate.
-	Labels      map[string]string   `json:"labels,omitempty"`
-	Annotations map[string]string   `json:"annotations,omitempty"`
-	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Labels, Annotations, Tolerations and NodeSelector for patchTemplate.
+	Labels       map[string]string   `json:"labels,omitempty"`
+	Annotations  map[string]string   `json:"annotations,omitempty"`
+	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
 	// OwnedByOther for createPod: the pod is controlled by another object.
 	OwnedByOther bool `json:"ownedByOther,omitempty"`
 	// ForeignManagedBy for recreateJob: the new Job's spec.managedBy names
@@ -433,11 +434,12 @@ func (s *Scenario) Validate() error {
 			if st.Act.Kind == ActScale && st.Act.Parallelism == nil && st.Act.Completions == nil {
 				return fmt.Errorf("%s: scale needs parallelism or completions", where)
 			}
-			if st.Act.Kind == ActPatchTemplate && len(st.Act.Labels)+len(st.Act.Annotations)+len(st.Act.Tolerations) == 0 {
-				return fmt.Errorf("%s: patchTemplate needs labels, annotations or tolerations", where)
+			patches := len(st.Act.Labels) + len(st.Act.Annotations) + len(st.Act.Tolerations) + len(st.Act.NodeSelector)
+			if st.Act.Kind == ActPatchTemplate && patches == 0 {
+				return fmt.Errorf("%s: patchTemplate needs labels, annotations, tolerations or nodeSelector", where)
 			}
-			if (len(st.Act.Labels)+len(st.Act.Annotations)+len(st.Act.Tolerations) > 0) != (st.Act.Kind == ActPatchTemplate) {
-				return fmt.Errorf("%s: labels, annotations and tolerations are patchTemplate's", where)
+			if (patches > 0) != (st.Act.Kind == ActPatchTemplate) {
+				return fmt.Errorf("%s: labels, annotations, tolerations and nodeSelector are patchTemplate's", where)
 			}
 			if st.Act.OwnedByOther && st.Act.Kind != ActCreatePod {
 				return fmt.Errorf("%s: ownedByOther is createPod's", where)

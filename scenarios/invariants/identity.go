@@ -26,8 +26,8 @@ const completionIndexEnv = "JOB_COMPLETION_INDEX"
 // (a controller ownerReference with blockOwnerDeletion, as
 // metav1.NewControllerRef sets, so that foreground deletion waits for it)
 // and carries the template's labels (among them batch.kubernetes.io/job-name
-// and controller-uid, which the apiserver puts in the template), annotations
-// and tolerations, as the template stands when the pod is created (a change
+// and controller-uid, which the apiserver puts in the template), annotations,
+// nodeSelector and tolerations, as the template stands when the pod is created (a change
 // made while the Job was suspended reaches every pod created after it). A pod of an
 // Indexed Job carries its index in every form the Job documentation names: the
 // batch.kubernetes.io/job-completion-index annotation and label (the label
@@ -81,6 +81,11 @@ func identityFaults(j *batchv1.Job, p *corev1.Pod) []string {
 	for k, v := range j.Spec.Template.Annotations {
 		if got, ok := p.Annotations[k]; !ok || got != v {
 			out = append(out, fmt.Sprintf("annotation %s=%q of the template is %q", k, v, got))
+		}
+	}
+	for k, v := range j.Spec.Template.Spec.NodeSelector {
+		if got, ok := p.Spec.NodeSelector[k]; !ok || got != v {
+			out = append(out, fmt.Sprintf("nodeSelector %s=%q of the template is %q", k, v, got))
 		}
 	}
 	for _, tol := range j.Spec.Template.Spec.Tolerations {

@@ -69,10 +69,11 @@ func TestPodIdentity(t *testing.T) {
 	late.pod("a", func(p *corev1.Pod) { p.Spec.Hostname = "" })
 	expectOK(t, PodIdentity, Context{}, late)
 	// A template changed while the Job was suspended: a pod created after it
-	// carries the new labels, annotations and tolerations.
+	// carries the new labels, annotations, nodeSelector and tolerations.
 	changed := newBuilder(labelled).pod("a", owned)
 	changed.job.Spec.Template.Annotations = map[string]string{"jobconform.io/admitted-by": "q"}
 	changed.job.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpExists}}
+	changed.job.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "spot"}
 	changed.status(func(*batchv1.JobStatus) {})
 	changed.pod("b", owned)
 	expectViolation(t, PodIdentity, Context{}, changed, `annotation jobconform.io/admitted-by="q" of the template is ""`)
@@ -80,9 +81,10 @@ func TestPodIdentity(t *testing.T) {
 		owned(p)
 		p.Annotations = map[string]string{"jobconform.io/admitted-by": "q"}
 		p.Spec.Tolerations = []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpExists}}
+		p.Spec.NodeSelector = map[string]string{"pool": "spot", "zone": "a"}
 	})
-	if v := check(t, PodIdentity, Context{}, changed); len(v) != 2 { // b's two faults, none of a's or c's
-		t.Errorf("violations %v, want b's missing annotation and toleration", v)
+	if v := check(t, PodIdentity, Context{}, changed); len(v) != 3 { // b's three faults, none of a's or c's
+		t.Errorf("violations %v, want b's missing annotation, nodeSelector and toleration", v)
 	}
 	// A Job nobody manages gets no pod at all: managedby-silence's, not this.
 	expectOK(t, PodIdentity, Context{ForeignManagedBy: true}, newBuilder(labelled).pod("a", nil))

@@ -990,13 +990,20 @@ func act(ctx context.Context, client, podClient kubernetes.Interface, ns string,
 		if len(a.Labels)+len(a.Annotations) > 0 {
 			tmpl["metadata"] = map[string]any{"labels": a.Labels, "annotations": a.Annotations}
 		}
+		spec := map[string]any{}
 		if len(a.Tolerations) > 0 {
 			// A merge patch replaces the list: the template's own tolerations are kept by reading them first.
 			job, err := client.BatchV1().Jobs(ns).Get(ctx, JobName, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
-			tmpl["spec"] = map[string]any{"tolerations": append(job.Spec.Template.Spec.Tolerations, a.Tolerations...)}
+			spec["tolerations"] = append(job.Spec.Template.Spec.Tolerations, a.Tolerations...)
+		}
+		if len(a.NodeSelector) > 0 {
+			spec["nodeSelector"] = a.NodeSelector // a map: merged with the template's
+		}
+		if len(spec) > 0 {
+			tmpl["spec"] = spec
 		}
 		patch := fmt.Sprintf(`{"spec":{"template":%s}}`, mustJSON(tmpl))
 		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
