@@ -71,6 +71,7 @@ const (
 	FaultRemoveReadyFirst        Fault = "remove-ready-first"
 	FaultKeepBackoffOnRecreate   Fault = "keep-backoff-on-recreate"
 	FaultManagedByAtEnqueueOnly  Fault = "managed-by-at-enqueue-only"
+	FaultPolicySkipsDeleted      Fault = "policy-skips-deleted"
 )
 
 // Catalog says what each fault breaks.
@@ -125,6 +126,7 @@ var Catalog = map[Fault]string{
 	FaultStartSuspendedOnRestart: "after a restart, creates pods for the suspended Jobs it finds (spec.suspend is honoured only for Jobs created since it started)",
 	FaultReleaseFailedAtOnce:     "with backoffLimitPerIndex, removes a failed pod's tracking finalizer at once instead of keeping it until the index's replacement exists",
 	FaultRemoveReadyFirst:        "removes surplus pods most advanced first (ready before not ready, running before pending)",
+	FaultPolicySkipsDeleted:      "counts a failed pod that is being deleted as a plain failure, without its pod failure policy (its exit code's FailJob rule is missed)",
 	FaultManagedByAtEnqueueOnly:  "checks spec.managedBy only when it queues a Job, not when the sync runs: a sync queued for a Job runs on a Job delegated elsewhere created since under its name",
 	FaultKeepBackoffOnRecreate:   "forgets a Job's pod-failure backoff only when the Job finishes, not when it is deleted: a Job created again under its name waits out its predecessor's backoff before its first pod",
 	FaultStaleTemplate:           "creates pods from the pod template as it first saw it, ignoring changes made while the Job was suspended",

@@ -17,6 +17,9 @@ import (
 // matchPolicy is matchFailurePolicy for this controller (with its faults).
 func (c *Controller) matchPolicy(job *batchv1.Job, p *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {
 	policy := job.Spec.PodFailurePolicy
+	if p.DeletionTimestamp != nil && c.opts.Faults.Has(FaultPolicySkipsDeleted) {
+		policy = nil // counted as a plain failure
+	}
 	if policy != nil && c.opts.Faults.Has(FaultLastRuleWins) {
 		policy = policy.DeepCopy()
 		slices.Reverse(policy.Rules)

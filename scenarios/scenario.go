@@ -227,6 +227,9 @@ type Action struct {
 	All bool `json:"all,omitempty"`
 	// GracePeriod overrides the pod's grace period for deletePod.
 	GracePeriod *int64 `json:"gracePeriod,omitempty"`
+	// Finished: deletePod deletes a pod that has ended (Failed or
+	// Succeeded), which its tracking finalizer keeps, not a running one.
+	Finished bool `json:"finished,omitempty"`
 	// Gate and Status for setGate.
 	Gate   corev1.PodConditionType `json:"gate,omitempty"`
 	Status corev1.ConditionStatus  `json:"status,omitempty"`
@@ -443,6 +446,9 @@ func (s *Scenario) Validate() error {
 			}
 			if st.Act.OwnedByOther && st.Act.Kind != ActCreatePod {
 				return fmt.Errorf("%s: ownedByOther is createPod's", where)
+			}
+			if st.Act.Finished && st.Act.Kind != ActDeletePod {
+				return fmt.Errorf("%s: finished is deletePod's", where)
 			}
 			if st.Act.ForeignManagedBy && st.Act.Kind != ActRecreateJob {
 				return fmt.Errorf("%s: foreignManagedBy is recreateJob's", where)

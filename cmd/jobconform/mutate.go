@@ -78,6 +78,7 @@ var mutantLabels = map[controller.Fault]string{
 	controller.FaultRemoveReadyFirst:        "elastic",
 	controller.FaultKeepBackoffOnRecreate:   "deletion && backoff",
 	controller.FaultManagedByAtEnqueueOnly:  "deletion && managedBy",
+	controller.FaultPolicySkipsDeleted:      chaosPrefix + "podFailurePolicy",
 }
 
 // chaosPrefix marks a label filter of the chaos suite's scenarios: the

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +86,12 @@ func TestCoverageMap(t *testing.T) {
 		t.Errorf("docs/coverage.md maps %d upstream tests, want every one of the three files (107 at %s)", len(rows), coverageVersion)
 	}
 	t.Logf("upstream tests mapped: %v", statuses)
+	// The page's tally is the rows' own.
+	tally := fmt.Sprintf("**Tally: %d covered, %d partly, %d not yet, %d n/a** (of %d upstream tests)",
+		statuses["covered"], statuses["partly"], statuses["not yet"], statuses["n/a"], len(rows))
+	if !strings.Contains(string(doc), tally) {
+		t.Errorf("docs/coverage.md must state the rows' tally: %s", tally)
+	}
 
 	dir := upstreamSource()
 	if dir == "" {

@@ -1086,12 +1086,12 @@ func targetPods(ctx context.Context, client kubernetes.Interface, ns string, a s
 	}
 	var out []corev1.Pod
 	for _, p := range list.Items {
-		if kube.PodTerminal(&p) || p.DeletionTimestamp != nil || !kube.IsOwnedBy(&p, JobName) {
+		if kube.PodTerminal(&p) != a.Finished || p.DeletionTimestamp != nil || !kube.IsOwnedBy(&p, JobName) {
 			continue
 		}
 		// A readiness gate can be set on a pod that has not started; the
-		// other actions need a running process.
-		if a.Kind != scenarios.ActSetGate && p.Status.Phase != corev1.PodRunning {
+		// other actions need a running process (or, with finished, none).
+		if a.Kind != scenarios.ActSetGate && !a.Finished && p.Status.Phase != corev1.PodRunning {
 			continue
 		}
 		if a.Index != nil && p.Annotations[batchv1.JobCompletionIndexAnnotation] != fmt.Sprint(*a.Index) {
