@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/lru"
 )
 
 // DefaultName is the spec.managedBy value the reference controller answers to.
@@ -105,6 +107,13 @@ type Controller struct {
 	// running is set once the caches synced and workers started.
 	running atomic.Bool
 
+	// notRunning remembers the UIDs of owners a live read found gone or
+	// finished (they never run again), and ownerReads makes the pods of one
+	// owner share one read: a 500-pod Job deleted cost a read per pod, and
+	// more (906 reads in the scale suite, issue #32).
+	notRunning *lru.Cache
+	ownerReads singleflight.Group
+
 	// finishedJobs remembers Jobs this process wrote a terminal condition for,
 	// so a sync on a stale cache does not act on them again.
 	finishedJobs sync.Map
@@ -158,6 +167,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		finalizerExpectations: newUIDExpectations(),
 		backoff:               newBackoffStore(),
 		stale:                 newStaleVersions(),
+		notRunning:            lru.New(4096),
 	}
 	c.finalizer = TrackingFinalizer
 	if opts.Faults.Has(FaultBuiltInFinalizer) {
@@ -446,13 +456,13 @@ func (c *Controller) releaseOrphan(pod *corev1.Pod) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "Job" {
-			job, err := c.client.BatchV1().Jobs(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-			if err == nil && job.UID == ref.UID && !jobFinished(job) {
-				return // the owner still runs: the cache was behind
-			}
-			if err != nil && !apierrors.IsNotFound(err) {
+			running, err := c.ownerRuns(ctx, pod.Namespace, ref)
+			if err != nil {
 				utilruntime.HandleError(fmt.Errorf("checking the owner of pod %s/%s: %w", pod.Namespace, pod.Name, err))
 				return
+			}
+			if running {
+				return // the owner still runs: the cache was behind
 			}
 		}
 		err := c.removeFinalizer(ctx, pod)
@@ -460,6 +470,27 @@ func (c *Controller) releaseOrphan(pod *corev1.Pod) {
 			utilruntime.HandleError(fmt.Errorf("releasing orphan pod %s/%s: %w", pod.Namespace, pod.Name, err))
 		}
 	}()
+}
+
+// ownerRuns reads a pod's owning Job live: whether it exists under that
+// UID and has not finished. An owner found gone or finished is not read
+// again, and concurrent reads of one owner are one.
+func (c *Controller) ownerRuns(ctx context.Context, ns string, ref *metav1.OwnerReference) (bool, error) {
+	if _, ok := c.notRunning.Get(ref.UID); ok {
+		return false, nil
+	}
+	v, err, _ := c.ownerReads.Do(string(ref.UID), func() (any, error) {
+		job, err := c.client.BatchV1().Jobs(ns).Get(ctx, ref.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err) || (err == nil && (job.UID != ref.UID || jobFinished(job))):
+			c.notRunning.Add(ref.UID, true)
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		return true, nil
+	})
+	return v.(bool), err
 }
 
 func ptrEqual[T comparable](a, b *T) bool {
