@@ -84,7 +84,10 @@ var RecreatedJobBackoff = Bug{
 	What: "the pod-failure backoff is kept per Job name and dropped only when a sync finds no Job of that name: a Job deleted " +
 		"and created again at once (as JobSet restarts its Jobs) waits out its predecessor's backoff before its first pod, up to " +
 		"10 minutes; fixed by #132109 (the deleteJob handler removes the record) in v1.34.0, cherry-picked to v1.33.3 and v1.32.7, " +
-		"and to 1.31 by v1.31.12 (v1.31.9 lacks it; v1.31.10 and v1.31.11 could not be read here)",
+		"and to 1.31 by v1.31.12 (v1.31.9 lacks it; v1.31.10 and v1.31.11 could not be read here). It shows only when the " +
+		"controller syncs the deleted Job's name after its successor reached its cache: v1.31.4 and v1.32.5 passed " +
+		"recreate-after-failures-no-backoff here, their idle workers syncing the name at once (upstream's test deletes more " +
+		"Jobs than the controller has workers); a controller that keeps the record by name whatever happens fails it every time",
 }
 
 // Kueue's MultiKueue (--controllers multikueue), over Kueue releases: read

@@ -327,6 +327,13 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	current := created.UID
 	r.Steps = stepper{client: client, pods: podClient, ns: ns, copy: copyName, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, controller: c, finalizer: c.Finalizer,
 		job: job, current: &current}.runSteps(ctx, s.Steps)
+	for _, st := range r.Steps {
+		if st.Skipped && st.What == "act "+scenarios.ActRecreateJob {
+			// As when the first Job lost its spec.managedBy: nothing to judge.
+			r.Skipped = st.Message
+			return r
+		}
+	}
 	if metricsSkip != "" {
 		r.Steps = append(r.Steps, StepResult{Index: len(r.Steps), What: "metrics", Skipped: true, Message: metricsSkip, Time: time.Now()})
 	}
