@@ -271,8 +271,14 @@ type incarnation struct {
 // everything else. Each Job is judged on its own: the new one's empty status
 // is no counter going back, and the old one's pods are not the new one's. A
 // Job whose spec.managedBy differs from the first one's names another
-// manager than the controller under test. One Job: the recording as it is.
+// manager than the controller under test. One Job: the recording as it is;
+// so too for a dispatched Job (ctx.Copy), whose recording grafts the copy's
+// metadata, UID included, onto the manager's Job, and which no run
+// recreates (the runner's NotAcrossClusters).
 func incarnations(ctx Context, t timeline.Timeline) []incarnation {
+	if ctx.Copy != "" {
+		return []incarnation{{ctx, t}}
+	}
 	var uids []types.UID
 	managedBy := map[types.UID]string{}
 	for _, e := range t {

@@ -454,6 +454,11 @@ func TestRecreatedJobJudgedOnItsOwn(t *testing.T) {
 	if got := len(incarnations(Context{Job: "j"}, b.tl)); got != 2 {
 		t.Fatalf("incarnations: %d, want 2", got)
 	}
+	// A dispatched Job's recording carries two UIDs under its name (the
+	// copy's grafted on the manager's Job): one Job.
+	if got := len(incarnations(Context{Job: "j", Copy: "j@worker"}, b.tl)); got != 1 {
+		t.Fatalf("incarnations of a dispatched Job: %d, want 1", got)
+	}
 	b.status(func(s *batchv1.JobStatus) { s.Failed = 2 }).status(func(s *batchv1.JobStatus) { s.Failed = 1 })
 	expectViolation(t, CountersMonotonic, Context{}, b, "failed")
 

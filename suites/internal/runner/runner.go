@@ -623,12 +623,15 @@ type stepper struct {
 }
 
 // follows tells whether e is of the Job the steps follow (or of its copy):
-// after recreateJob, not of the Job deleted.
+// after recreateJob, not of the Job deleted. A dispatched Job's recording
+// grafts the copy's metadata, UID included, onto the manager's Job
+// (recorder.StartMirrored), and no dispatched run recreates its Job
+// (NotAcrossClusters): there every entry of the name is followed.
 func (sp stepper) follows(e recorder.Entry) bool {
 	if e.Kind != "Job" || !sp.awaited(e.Name) {
 		return false
 	}
-	return e.Name != JobName || sp.current == nil || *sp.current == "" || e.Job().UID == *sp.current
+	return e.Name != JobName || sp.copy != "" || sp.current == nil || *sp.current == "" || e.Job().UID == *sp.current
 }
 
 // awaited tells whether an await is met by a status of the Job named name:

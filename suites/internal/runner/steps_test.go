@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
@@ -105,5 +106,24 @@ func TestAwaitHolds(t *testing.T) {
 	}()
 	if res := sp.runSteps(ctx, []scenarios.Step{hold}); res[0].OK || !strings.Contains(res[0].Message, "held only") || !strings.Contains(res[0].Message, "active=2") {
 		t.Fatalf("a status that changes: %+v", res[0])
+	}
+}
+
+// TestFollows: after a recreation the steps follow the new Job alone; a
+// dispatched Job's recording, which grafts the copy's UID onto the
+// manager's Job, is followed whatever the UID (its awaitGone once waited
+// forever for a deletion recorded under the copy's UID).
+func TestFollows(t *testing.T) {
+	current := types.UID("new")
+	entry := func(name string, uid types.UID) recorder.Entry {
+		return recorder.Entry{Kind: "Job", Name: name, Object: &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, UID: uid}}}
+	}
+	sp := stepper{current: &current}
+	if !sp.follows(entry(JobName, "new")) || sp.follows(entry(JobName, "old")) {
+		t.Error("a recreated Job: only the new one is followed")
+	}
+	sp.copy = JobName + recorder.WorkerSuffix
+	if !sp.follows(entry(JobName, "copy-uid")) || !sp.follows(entry(sp.copy, "copy-uid")) {
+		t.Error("a dispatched Job: its entries and its copy's are followed whatever their UID")
 	}
 }
