@@ -147,7 +147,9 @@ func (r *Recorder) informer(client kubernetes.Interface, kind string, obj runtim
 	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
 	// As client-go's informer factory does: watch-list where the client has it.
-	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(r.listWatch(kind, list, watchFn), client), obj, 0, cache.Indexers{})
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(r.listWatch(kind, list, watchFn), client), obj, 0, cache.Indexers{})
+	_ = inf.SetTransform(compactor()) // fails only on a started informer
+	return inf
 }
 
 // listWatch wraps kind's list and watch calls to report the connection's state.
@@ -199,11 +201,13 @@ func (r *Recorder) handler(kind string) cache.ResourceEventHandler {
 }
 
 func (r *Recorder) add(t EventType, kind string, obj any) {
+	// The informer's object itself: nobody writes what an informer hands
+	// out, and a copy of each would double what a 10,000-pod Job's
+	// recording holds while its pods live.
 	ro, ok := obj.(runtime.Object)
 	if !ok {
 		return
 	}
-	ro = ro.DeepCopyObject()
 	name := ""
 	if m, ok := ro.(interface{ GetName() string }); ok {
 		name = m.GetName()

@@ -23,7 +23,7 @@ func pod(ns, name string) *corev1.Pod {
 }
 
 // The recorder keeps every change of its namespace's Jobs and Pods (and the
-// cluster's Nodes) in arrival order, each a private copy, and nothing of
+// cluster's Nodes) in arrival order, each as it was then, and nothing of
 // other namespaces.
 func TestRecordsChangesInOrder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
