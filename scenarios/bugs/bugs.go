@@ -1,5 +1,6 @@
 // Package bugs lists the known upstream bugs of the built-in Job controller
-// (and of the dispatchers jobconform judges, Kueue's MultiKueue) that break a
+// (and of the apiserver's Job validation, which every controller meets, and
+// of the dispatchers jobconform judges, Kueue's MultiKueue) that break a
 // promise jobconform checks, each with the releases it affects,
 // learned by running there (or reading that release's source). A run on an
 // affected release still fails: the verdict names the bug, so a user sees at
@@ -26,6 +27,10 @@ type Bug struct {
 	// Controller is the controller under test that has the bug, named as
 	// --controllers names it: "" is the built-in Job controller.
 	Controller string
+	// Apiserver: the bug is the apiserver's (its validation of a Job's
+	// status writes), so every controller judged on an affected release
+	// meets it, not only the built-in.
+	Apiserver bool
 	// What goes wrong and where, and which releases fixed it.
 	What string
 }
@@ -71,6 +76,23 @@ var (
 			"on, which it is by default from v1.36.0",
 	}
 )
+
+// SuspendedZeroCompletionsRejected: the apiserver refuses Complete for a
+// suspended Job that never started.
+var SuspendedZeroCompletionsRejected = Bug{
+	ID: "kubernetes/kubernetes#132144",
+	// Read in each release's pkg/registry/batch/job/strategy.go
+	// (isSuspendedWithZeroCompletions): v1.32.6 and v1.33.2 lack it,
+	// v1.32.7, v1.33.3 and v1.34.0 have it, no 1.31 release (v1.31.14) does.
+	// Run on v1.31.4 with JobManagedBy on: the reference controller fails.
+	Releases:  "<1.32.7 || >=1.33.0 <1.33.3",
+	Apiserver: true,
+	What: "the strengthened status validation of JobManagedBy requires startTime of a finished Job, and a Job created " +
+		"suspended with completions 0 never starts: the apiserver refuses its Complete condition (\"startTime is required for " +
+		"finished job\") whichever controller writes it, and the Job stays with SuccessCriteriaMet alone; fixed by #132614 in " +
+		"v1.34.0 (the rule skips a suspended Job of zero completions), cherry-picked to v1.32.7 (#132727) and v1.33.3 (#132728), " +
+		"never to 1.31, where the validation is on only with the JobManagedBy gate (off by default: the built-in passes there)",
+}
 
 // RecreatedJobBackoff: a Job recreated under a deleted one's name waits
 // out the deleted one's pod-failure backoff.
@@ -120,7 +142,8 @@ var (
 var All = map[string]Bug{}
 
 func init() {
-	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume, RecreatedJobBackoff, MultiKueueManualSelector, MultiKueueOrphanPropagation} {
+	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume, SuspendedZeroCompletionsRejected, RecreatedJobBackoff,
+		MultiKueueManualSelector, MultiKueueOrphanPropagation} {
 		All[b.ID] = b
 	}
 }
@@ -145,6 +168,18 @@ func (b Bug) Describe(v string) string {
 // controller of Kubernetes release v has.
 func Of(ids []string, v string) (Bug, bool) {
 	return OfController(ids, "", v)
+}
+
+// OfApiserver returns the first of the bugs named by ids that the
+// apiserver of Kubernetes release v has: every controller judged there
+// meets it.
+func OfApiserver(ids []string, v string) (Bug, bool) {
+	for _, id := range ids {
+		if b, ok := All[id]; ok && b.Apiserver && b.Affects(v) {
+			return b, true
+		}
+	}
+	return Bug{}, false
 }
 
 // OfController returns the first of the bugs named by ids that controller
@@ -184,7 +219,7 @@ func Markdown() string {
 	b.WriteString("# Known upstream bugs\n\n" +
 		"Generated from `scenarios/bugs` by `jobconform bugs --out docs/bugs.md`; a test fails when it is stale.\n\n" +
 		"The built-in Job controller of these releases (or, where the controller is named, that controller at its own\n" +
-		"releases) breaks a promise jobconform checks. A run there still\n" +
+		"releases; where the apiserver is named, whatever controller runs there) breaks a promise jobconform checks. A run there still\n" +
 		"fails — no release is exempted — and its verdict names the bug. Each bug's releases were read in\n" +
 		"that release's source and its boundaries run on both sides (see [the release matrix](matrix.md)).\n")
 	for _, id := range ids {
@@ -194,6 +229,9 @@ func Markdown() string {
 			title = fmt.Sprintf("[%s](https://github.com/%s/issues/%s)", bug.ID, owner, num)
 		}
 		releases := "Releases"
+		if bug.Apiserver {
+			releases = "In the apiserver: every controller judged on these releases meets it. Releases"
+		}
 		if bug.Controller == "multikueue" {
 			releases = "Controller: Kueue's MultiKueue (`--controllers multikueue`). Kueue releases"
 		}

@@ -76,3 +76,19 @@ func TestOfController(t *testing.T) {
 		t.Errorf("Describe = %q", got)
 	}
 }
+
+// An apiserver's bug is named for any controller judged on its release,
+// read at the boundaries of each minor's cherry-pick.
+func TestOfApiserver(t *testing.T) {
+	ids := []string{StaleStatusDuringBackoff.ID, SuspendedZeroCompletionsRejected.ID}
+	for v, want := range map[string]bool{"v1.31.4": true, "v1.31.14": true, "v1.32.5": true, "v1.32.6": true, "v1.32.7": false,
+		"v1.33.2": true, "v1.33.3": false, "v1.33.13": false, "v1.34.0": false, "v1.37.1": false, "": false} {
+		b, ok := OfApiserver(ids, v)
+		if ok != want || (ok && b.ID != SuspendedZeroCompletionsRejected.ID) {
+			t.Errorf("%q: %+v %v, want %v", v, b, ok, want)
+		}
+	}
+	if _, ok := OfApiserver([]string{StaleStatusDuringBackoff.ID}, "v1.33.13"); ok {
+		t.Error("a bug of the built-in controller named as the apiserver's")
+	}
+}

@@ -248,7 +248,11 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 			}
 		}
 	}
-	if bug, ok := bugs.Of(inv.KnownBugs, ctx.Version); ok && ctx.BuiltIn {
+	bug, ok := bugs.OfApiserver(inv.KnownBugs, ctx.Version)
+	if !ok && ctx.BuiltIn {
+		bug, ok = bugs.Of(inv.KnownBugs, ctx.Version)
+	}
+	if ok {
 		r.KnownBug = bug.Describe(ctx.Version)
 		for i := range r.Violations {
 			r.Violations[i].Message += " — " + r.KnownBug

@@ -793,8 +793,12 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 
 // knownBug names, for a failed step, the first of the known bugs ids that
 // the controller under test has at its release: the built-in's at the
-// cluster's release, another's (Kueue's) at its own ("" if none).
+// cluster's release, another's (Kueue's) at its own; or that the cluster's
+// apiserver has, whichever the controller ("" if none).
 func (sp stepper) knownBug(ids []string) string {
+	if bug, ok := bugs.OfApiserver(ids, sp.version); ok {
+		return " — " + bug.Describe(sp.version)
+	}
 	if sp.builtIn {
 		if bug, ok := bugs.Of(ids, sp.version); ok {
 			return " — " + bug.Describe(sp.version)
