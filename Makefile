@@ -36,7 +36,7 @@ bench:
 mutate:
 	$(JOBCONFORM) mutate $(ARGS)
 
-## matrix: conformance and chaos at every release of the matrix, into docs/matrix.md (hours)
+## matrix: conformance and chaos at every release of the matrix, into docs/matrix.md (75 min warm, 2½ h cold)
 matrix:
 	$(JOBCONFORM) matrix --run --out docs/matrix.md $(ARGS)
 
