@@ -34,10 +34,9 @@ func compactor() cache.TransformFunc {
 		if err != nil {
 			return obj, nil // a tombstone: its object was compacted when stored
 		}
-		if fields := m.GetManagedFields(); len(fields) > 0 {
-			for i := range fields {
-				fields[i].FieldsV1 = nil
-			}
+		fields := m.GetManagedFields()
+		for i := range fields {
+			fields[i].FieldsV1 = nil
 		}
 		p, ok := obj.(*corev1.Pod)
 		if !ok {

@@ -174,19 +174,20 @@ func Of(ids []string, v string) (Bug, bool) {
 // apiserver of Kubernetes release v has: every controller judged there
 // meets it.
 func OfApiserver(ids []string, v string) (Bug, bool) {
-	for _, id := range ids {
-		if b, ok := All[id]; ok && b.Apiserver && b.Affects(v) {
-			return b, true
-		}
-	}
-	return Bug{}, false
+	return first(ids, v, func(b Bug) bool { return b.Apiserver })
 }
 
 // OfController returns the first of the bugs named by ids that controller
 // ("" the built-in) has at its release v.
 func OfController(ids []string, controller, v string) (Bug, bool) {
+	return first(ids, v, func(b Bug) bool { return b.Controller == controller })
+}
+
+// first returns the first of the bugs named by ids that is whose and
+// affects release v.
+func first(ids []string, v string, whose func(Bug) bool) (Bug, bool) {
 	for _, id := range ids {
-		if b, ok := All[id]; ok && b.Controller == controller && b.Affects(v) {
+		if b, ok := All[id]; ok && whose(b) && b.Affects(v) {
 			return b, true
 		}
 	}
