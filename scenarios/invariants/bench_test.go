@@ -10,8 +10,9 @@ import (
 )
 
 // largeRecording is the recording of an Indexed Job of n pods, each
-// created, running, succeeded and let go, with a status write per 10 pods:
-// what the scale suite's Jobs leave for the invariants.
+// created, running, succeeded and let go, with a status write per 10 pods,
+// then Complete and its pods removed: what the scale suite's Jobs leave for
+// the invariants.
 func largeRecording(n int) *builder {
 	b := newBuilder(func(j *batchv1.Job) {
 		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
@@ -26,8 +27,16 @@ func largeRecording(n int) *builder {
 		b.pod(name, func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
 		b.pod(name, unfinalized)
 		if i%10 == 9 {
-			b.status(func(s *batchv1.JobStatus) { s.Succeeded = int32(i + 1); s.Active = int32(n - i - 1) })
+			b.status(func(s *batchv1.JobStatus) {
+				s.Succeeded, s.Active, s.CompletedIndexes = int32(i+1), int32(n-i-1), fmt.Sprintf("0-%d", i)
+			})
 		}
+	}
+	b.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, ""), cond(batchv1.JobComplete, "")}
+	})
+	for i := 0; i < n; i++ { // the Job's pods removed once it is complete, as its deletion does
+		b.podGone(fmt.Sprintf("p%d", i))
 	}
 	return b
 }

@@ -4,9 +4,11 @@ package invariants
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -35,17 +37,25 @@ var FinalizerReleased = Invariant{
 		var out []Violation
 		reported := map[types.UID]bool{}
 		var since time.Time // when the Job started finishing
-		var last *world
+		// The pods that keep the finalizer as the replay goes: few once the
+		// Job is finishing, where listing every pod at every change made
+		// judging a 10,000-pod Job quadratic.
+		holders := map[types.UID]*corev1.Pod{}
+		var lastJob *batchv1.Job
 		var lastEntry timeline.Entry
-		held := func(w *world, e timeline.Entry, now time.Time) {
-			for _, p := range w.podsOf(w.job.UID) {
-				if !slices.Contains(p.Finalizers, ctx.Finalizer) || reported[p.UID] {
-					continue
+		held := func(job *batchv1.Job, e timeline.Entry, now time.Time) {
+			var kept []*corev1.Pod
+			for _, p := range holders {
+				if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == job.UID && !reported[p.UID] {
+					kept = append(kept, p)
 				}
+			}
+			slices.SortFunc(kept, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+			for _, p := range kept {
 				switch {
-				case finished(w.job.Status) != nil && during(ctx.Gaps, e.Time):
+				case finished(job.Status) != nil && during(ctx.Gaps, e.Time):
 					continue // a relist reports Jobs and pods in no common order
-				case finished(w.job.Status) != nil:
+				case finished(job.Status) != nil:
 					out = append(out, violation("finalizer-released", e, "pod %s keeps %s after the Job finished", p.Name, ctx.Finalizer))
 				case len(ctx.Restarts) == 0 && now.Sub(since) > ReleaseWithin:
 					out = append(out, violation("finalizer-released", e, "pod %s still keeps %s %s after the Job started finishing (at %s)",
@@ -57,23 +67,31 @@ var FinalizerReleased = Invariant{
 			}
 		}
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			if after.job != nil && !since.IsZero() && before.job != nil {
+				held(before.job, e, e.Time) // the state that lasted until this change
+			}
+			if e.Kind == "Pod" {
+				uid := e.Pod().UID
+				if p := after.pods[uid]; p != nil && slices.Contains(p.Finalizers, ctx.Finalizer) {
+					holders[uid] = p
+				} else {
+					delete(holders, uid)
+				}
+			}
 			if after.job == nil {
 				return
-			}
-			if !since.IsZero() && before.job != nil {
-				held(before, e, e.Time) // the state that lasted until this change
 			}
 			s := after.job.Status
 			if since.IsZero() && settledOrFinishing(s) {
 				since = e.Time
 			}
 			if !since.IsZero() {
-				held(after, e, e.Time)
+				held(after.job, e, e.Time)
 			}
-			last, lastEntry = &world{job: after.job, pods: after.pods}, e // the pods as they end
+			lastJob, lastEntry = after.job, e
 		})
-		if last != nil && last.job != nil && !since.IsZero() {
-			held(last, lastEntry, recordingEnd(ctx, t))
+		if lastJob != nil && !since.IsZero() {
+			held(lastJob, lastEntry, recordingEnd(ctx, t)) // the pods as they end
 		}
 		return out
 	},

@@ -138,7 +138,9 @@ func TestInIndexList(t *testing.T) {
 		list string
 		n    int
 		want bool
-	}{{"0,2-4", 3, true}, {"0,2-4", 1, false}, {"7", 7, true}, {"", 0, false}, {"1-2,9", 9, true}} {
+	}{{"0,2-4", 3, true}, {"0,2-4", 1, false}, {"0,2-4", 4, true}, {"0,2-4", 5, false}, {"7", 7, true}, {"", 0, false}, {"1-2,9", 9, true},
+		// Out of order, overlapping or malformed parts: asked of the whole list.
+		{"4-6,0,5-9", 8, true}, {"4-6,0,5-9", 3, false}, {"0-1,2", 2, true}, {"x,3", 3, true}, {"5-3", 4, false}} {
 		if got := inIndexList(c.list, c.n); got != c.want {
 			t.Errorf("inIndexList(%q, %d) = %v, want %v", c.list, c.n, got, c.want)
 		}
