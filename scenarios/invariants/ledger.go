@@ -5,9 +5,7 @@ package invariants
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -240,25 +238,13 @@ func span(lo, hi int) string {
 	return fmt.Sprintf("between %d and %d", lo, hi)
 }
 
-// indexList expands an index list such as "0,2-4".
+// indexList expands an index list such as "0,2-4", in order, each index once.
 func indexList(list string) []int {
 	var out []int
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				continue
-			}
-		}
-		for i := a; i <= b && i-a < 100000; i++ {
+	for _, iv := range parseIndexSet(list) {
+		for i := iv[0]; i <= iv[1] && i-iv[0] < 100000; i++ {
 			out = append(out, i)
 		}
 	}
-	sort.Ints(out)
 	return out
 }
