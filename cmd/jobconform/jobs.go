@@ -159,11 +159,20 @@ func hasDelegated(controllers []string) bool {
 	return false
 }
 
+// kubeletProcs caps the conformance suite's processes on kubelet nodes: every
+// pod there is a real container, and at 24 specs at once on two cores (a CI
+// run of 2026-11-26) containers started 5-25 s after their creation and 17 of
+// 144 specs timed out for both controllers alike, where kwok nodes keep up.
+const kubeletProcs = 12
+
 // procs is how many Ginkgo processes run j: the chaos and drill suites bring
 // up a cluster per spec, so fewer.
 func (j job) procs() int {
 	switch j.suite {
 	case "conformance":
+		if j.o.Nodes == options.NodesKubelet {
+			return min(j.o.Run.Procs, kubeletProcs)
+		}
 		return j.o.Run.Procs
 	case "scale":
 		return 1 // one Job at a time: each spec measures the controller alone

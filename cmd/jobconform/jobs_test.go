@@ -28,7 +28,7 @@ func TestPlanJobs(t *testing.T) {
 		if j.beside {
 			stream = "beside"
 		}
-		got = append(got, fmt.Sprintf("%s %s %s %s %s %s", stream, j.suite, j.o.Version, strings.Join(j.o.Controllers, ","), orDefault(j.o.Nodes, "kwok"), j.dir))
+		got = append(got, fmt.Sprintf("%s %s %s %s %s %s procs=%d", stream, j.suite, j.o.Version, strings.Join(j.o.Controllers, ","), orDefault(j.o.Nodes, "kwok"), j.dir, j.procs()))
 		// What each job's processes are told holds for them (seen: the
 		// kubelet conformance suite told of the scale suite refused it).
 		if jo := j.o; jo.Validate() != nil || len(jo.Run.Suites) != 1 || jo.Run.Suites[0] != j.suite {
@@ -36,13 +36,13 @@ func TestPlanJobs(t *testing.T) {
 		}
 	}
 	want := []string{ // each stream runs its jobs in this order
-		"beside drill v1.37.1 builtin,reference kwok /a/v1.37.1",
-		"front conformance v1.37.1 builtin,reference,dispatcher kwok /a/v1.37.1",
-		"front conformance v1.36.3 builtin kwok /a/v1.36.3",
-		"front chaos v1.37.1 builtin,reference kwok /a/v1.37.1",
-		"beside chaos v1.36.3 builtin kwok /a/v1.36.3",
-		"front conformance v1.37.1 builtin,reference kubelet /a/kubelet-v1.37.1",
-		"front scale v1.37.1 builtin,reference kwok /a/v1.37.1",
+		"beside drill v1.37.1 builtin,reference kwok /a/v1.37.1 procs=6",
+		"front conformance v1.37.1 builtin,reference,dispatcher kwok /a/v1.37.1 procs=24",
+		"front conformance v1.36.3 builtin kwok /a/v1.36.3 procs=24",
+		"front chaos v1.37.1 builtin,reference kwok /a/v1.37.1 procs=6",
+		"beside chaos v1.36.3 builtin kwok /a/v1.36.3 procs=6",
+		"front conformance v1.37.1 builtin,reference kubelet /a/kubelet-v1.37.1 procs=12", // real containers: fewer at once
+		"front scale v1.37.1 builtin,reference kwok /a/v1.37.1 procs=1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
