@@ -363,9 +363,12 @@ func (p *plan) runJob(ctx context.Context, bin string, j job, out io.Writer, sho
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.Command(self, append([]string{"ginkgo"}, j.ginkgoArgs(bin, out)...)...)
+	cmd := exec.CommandContext(ctx, self, append([]string{"ginkgo"}, j.ginkgoArgs(bin, out)...)...)
 	cmd.Env = append(os.Environ(), env)
 	cmd.Stdout, cmd.Stderr = out, out
+	// An interrupt reaches Ginkgo's process group as from a terminal: the
+	// suite processes stop what they started, and Ginkgo reports.
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
@@ -373,17 +376,7 @@ func (p *plan) runJob(ctx context.Context, bin string, j job, out io.Writer, sho
 	if show {
 		stopTail = tail(o.ProgressFile, os.Stderr, "  | ")
 	}
-	// An interrupt reaches Ginkgo as from a terminal: it stops its
-	// processes, which stop what they started.
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-done:
-	case <-ctx.Done():
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		werr = <-done
-	}
+	werr := cmd.Wait()
 	stopTail()
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
@@ -392,12 +385,23 @@ func (p *plan) runJob(ctx context.Context, bin string, j job, out io.Writer, sho
 	return 0, werr
 }
 
+// ownGroup runs cmd, and what it starts, in a process group of their own,
+// and makes the end of its context interrupt that whole group, as a
+// terminal's Ctrl-C would: neither Ginkgo's command nor go test passes an
+// interrupt on to the processes it runs (each expects the terminal to), so a
+// SIGINT or SIGTERM sent to jobconform alone once left a suite running to
+// its end, its cluster with it.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
+}
+
 // ginkgoArgs are the Ginkgo flags of j (Ginkgo takes one process count per
 // run). --randomize-all: the specs' priorities (longest first) order every
 // spec, not only the top-level containers.
 func (j job) ginkgoArgs(bin string, out io.Writer) []string {
 	r := j.o.Run
-	args := []string{"--keep-going", "--randomize-all", "--timeout=" + r.Timeout.String(), "--output-dir=" + j.dir,
+	args := []string{"--keep-going", "--randomize-all", "--timeout=" + j.o.SuiteTimeout(j.suite).String(), "--output-dir=" + j.dir,
 		"--junit-report=junit-" + j.suite + ".xml", "--json-report=report-" + j.suite + ".json"}
 	if procs := j.procs(); procs > 1 {
 		args = append(args, "-p", fmt.Sprintf("--procs=%d", procs))

@@ -165,7 +165,7 @@ func goTestPackages(ctx context.Context, versions []string) error {
 	// The local provider's integration specs read the releases to run at.
 	cmd.Env = append(os.Environ(), "JOBCONFORM_K8S_VERSIONS="+strings.Join(versions, ","))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	ownGroup(cmd)
 	cmd.WaitDelay = time.Minute
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go test: %w", err)
@@ -174,6 +174,7 @@ func goTestPackages(ctx context.Context, versions []string) error {
 	// run runs those).
 	cmd = exec.CommandContext(ctx, "go", append([]string{"test", "-short", "-count=1"}, suitePackages...)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
+	ownGroup(cmd)
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go test -short of the suites: %w", err)
 	}

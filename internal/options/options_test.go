@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A child process of this test prints what it was told, as a suite process
@@ -256,5 +257,27 @@ func TestValidateRun(t *testing.T) {
 	o.Run.BuiltinAt = []string{"previous"}
 	if err := o.Validate(); err != nil || o.Run.BuiltinAt[0] == "previous" {
 		t.Errorf("--builtin-at previous: %v, %v", err, o.Run.BuiltinAt)
+	}
+}
+
+func TestSuiteTimeout(t *testing.T) {
+	o := Defaults()
+	if got := o.SuiteTimeout("conformance"); got != DefaultSuiteTimeout {
+		t.Errorf("conformance: %s", got)
+	}
+	if got := o.SuiteTimeout("scale"); got != DefaultSuiteTimeout {
+		t.Errorf("scale 1k: %s", got)
+	}
+	o.Scale = "10k"
+	if got := o.SuiteTimeout("scale"); got != Scale10kTimeout {
+		t.Errorf("scale 10k: %s", got)
+	}
+	o.Run.Timeout = 20 * time.Minute // given: wins everywhere
+	if got := o.SuiteTimeout("scale"); got != 20*time.Minute {
+		t.Errorf("--timeout 20m, scale 10k: %s", got)
+	}
+	o.Run.Timeout = -time.Minute
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--timeout") {
+		t.Errorf("--timeout -1m: Validate() = %v", err)
 	}
 }

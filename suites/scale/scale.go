@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -78,6 +79,9 @@ var env struct {
 	client  kubernetes.Interface
 	version string
 	form    string
+	// progress shows each spec's course as it runs; closeProgress closes it.
+	progress      io.Writer
+	closeProgress func() error
 }
 
 func register() {
@@ -87,6 +91,8 @@ func register() {
 		env.form = st.ScaleForm()
 		shape, ok := catalog.ScaleForms[env.form]
 		Expect(ok).To(BeTrue(), "scale form %q", env.form)
+		env.progress, env.closeProgress, err = openProgress(st.ProgressFile, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
 		o := harness.OptionsOf(st)
 		o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
 		o.Cluster.Nodes, o.Cluster.NodesPerGroup = shape.NodeGroups, shape.NodesPerGroup
@@ -110,6 +116,9 @@ func register() {
 		}
 		if env.setup != nil {
 			errs = append(errs, env.setup.Stop())
+		}
+		if env.closeProgress != nil {
+			errs = append(errs, env.closeProgress())
 		}
 		Expect(errors.Join(errs...)).To(Succeed())
 	})
@@ -197,13 +206,26 @@ func Controllers(under []runner.Controller, name string) []runner.Controller {
 func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	m, err := startMeter(c)
 	Expect(err).NotTo(HaveOccurred())
+	stop := showProgress(ctx, env.progress, env.client, fmt.Sprintf("[%s] %s", c.Name, s.Name))
 	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.setup.Pods})
+	stop(outcome(r))
 	f := m.finish(r, s)
 	harness.AttachFigures(r, s.Features, f)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
 	}
 	Expect(r.Failures()).To(BeEmpty(), "%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
+}
+
+// outcome is how a run ended, for the progress lines.
+func outcome(r *runner.Result) string {
+	switch n := len(r.Failures()); {
+	case r.Skipped != "":
+		return "skipped"
+	case n > 0:
+		return fmt.Sprintf("failed (%d failures), judged in %s", n, r.Judging.Round(10*time.Millisecond))
+	}
+	return fmt.Sprintf("passed, judged in %s", r.Judging.Round(10*time.Millisecond))
 }
 
 // meter measures one run: the controller's process and API requests, every

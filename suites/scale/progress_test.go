@@ -1,0 +1,44 @@
+package scale
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+)
+
+func TestJobsStatus(t *testing.T) {
+	ctx := context.Background()
+	if got := jobsStatus(ctx, fake.NewClientset()); got != "no Job on the cluster" {
+		t.Errorf("no Job: %q", got)
+	}
+	now := metav1.Now()
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "ns", DeletionTimestamp: &now},
+		Status: batchv1.JobStatus{Active: 500, Ready: ptr.To[int32](480), Terminating: ptr.To[int32](3), Succeeded: 4200, Failed: 2,
+			Conditions: []batchv1.JobCondition{
+				{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse},
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue},
+			}},
+	}
+	want := "active=500 ready=480 terminating=3 succeeded=4200 failed=2 FailureTarget (being deleted)"
+	if got := jobsStatus(ctx, fake.NewClientset(j)); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestShowProgressSaysStartAndEnd(t *testing.T) {
+	var buf bytes.Buffer
+	stop := showProgress(context.Background(), &buf, fake.NewClientset(), "[builtin] scale-1k-x")
+	stop("passed, judged in 1s")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || lines[0] != "[builtin] scale-1k-x: started" || !strings.HasPrefix(lines[1], "[builtin] scale-1k-x: passed, judged in 1s after ") {
+		t.Errorf("progress lines: %q", lines)
+	}
+}
