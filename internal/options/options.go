@@ -184,8 +184,8 @@ func Defaults() Options {
 
 // The suites' own time limits, when --timeout is not given: the scale
 // suite's 10k form runs 11 Jobs of 10,000 pods one after the other, 15–30
-// minutes each (2026-11-27: the reference's completing Job 936 s, its
-// suspended and resumed one over 25 minutes), the slowed reference's longest.
+// minutes each (2026-11-27: the completing Job 936–1,597 s, the suspended
+// and resumed one over 25 minutes): 4–5 hours in all on two cores.
 const (
 	DefaultSuiteTimeout = 90 * time.Minute
 	Scale10kTimeout     = 8 * time.Hour

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -18,20 +17,6 @@ import (
 // progressEvery is how often a running scale spec shows its Job's status:
 // a 10,000-pod Job takes 10–15 minutes, and nothing else is shown meanwhile.
 const progressEvery = time.Minute
-
-// openProgress opens the progress file jobconform run shows as it grows
-// (options.ProgressFile; "" when the suite runs on its own: lines go to
-// Ginkgo's writer only).
-func openProgress(path string, also io.Writer) (io.Writer, func() error, error) {
-	if path == "" {
-		return also, func() error { return nil }, nil
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the progress file: %w", err)
-	}
-	return io.MultiWriter(also, f), f.Close, nil
-}
 
 // showProgress writes, every progressEvery until stop is called, the status
 // of the Jobs on the cluster (the scale suite runs one at a time) with the

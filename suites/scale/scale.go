@@ -91,7 +91,7 @@ func register() {
 		env.form = st.ScaleForm()
 		shape, ok := catalog.ScaleForms[env.form]
 		Expect(ok).To(BeTrue(), "scale form %q", env.form)
-		env.progress, env.closeProgress, err = openProgress(st.ProgressFile, GinkgoWriter)
+		env.progress, env.closeProgress, err = harness.OpenProgress(st.ProgressFile, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		o := harness.OptionsOf(st)
 		o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()

@@ -208,14 +208,12 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 			_ = e.Stop()
 		}
 	}()
-	if o.ProgressFile != "" {
-		f, err := os.OpenFile(o.ProgressFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		o.Progress = io.MultiWriter(progress(o.Progress), f)
+	w, closeProgress, err := OpenProgress(o.ProgressFile, o.Progress)
+	if err != nil {
+		return nil, err
 	}
+	defer closeProgress()
+	o.Progress = w
 	e.referenceBinary, e.dispatcherBinary = o.ReferenceBinary, o.DispatcherBinary
 	cfg := o.Cluster
 	cfg.Progress = o.Progress
@@ -270,6 +268,19 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 		fmt.Fprintf(progress(o.Progress), "external controller started: %s (log %s)\n", cmd, e.External.LogPath)
 	}
 	return e, nil
+}
+
+// OpenProgress adds the progress file path (jobconform run shows it as it
+// grows; "" when a suite runs on its own) to also, which may be nil.
+func OpenProgress(path string, also io.Writer) (io.Writer, func() error, error) {
+	if path == "" {
+		return progress(also), func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the progress file: %w", err)
+	}
+	return io.MultiWriter(progress(also), f), f.Close, nil
 }
 
 func progress(w io.Writer) io.Writer {
