@@ -38,11 +38,13 @@ type Figures struct {
 	// controllers, the harness.
 	RunCPUSeconds float64 `json:"runCPUSeconds"`
 	// HarnessCPUSeconds is the suite process's (recorder, steps, judging);
-	// JudgeSeconds the invariants' time over the recording; HarnessPeakMemory
+	// JudgeSeconds the invariants' time over the recording, JudgeCPUSeconds
+	// the suite process's processor time meanwhile; HarnessPeakMemory
 	// the suite process's peak (whole life); RecordingEntries and
 	// RecordingBytes the recording's size.
 	HarnessCPUSeconds float64 `json:"harnessCPUSeconds"`
 	JudgeSeconds      float64 `json:"judgeSeconds"`
+	JudgeCPUSeconds   float64 `json:"judgeCPUSeconds,omitempty"`
 	HarnessPeakMemory uint64  `json:"harnessPeakMemory"`
 	RecordingEntries  int     `json:"recordingEntries"`
 	RecordingBytes    int     `json:"recordingBytes"`
@@ -121,15 +123,19 @@ func WriteScaleTable(w io.Writer, runs []Run) {
 			mib(f.PeakMemory), ratio(float64(f.PeakMemory), float64(bf.PeakMemory)))
 	}
 	fmt.Fprintf(w, "\nThe harness's own cost (the suite process: recorder, steps, invariants):\n\n")
-	fmt.Fprintf(w, "| scenario | controller | harness CPU-s | share of the run's CPU | judged in | recording | harness peak memory (so far) |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| scenario | controller | harness CPU-s | share of the run's CPU | judged in (its CPU) | recording | harness peak memory (so far) |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		f := r.Figures
 		share := "–"
 		if f.RunCPUSeconds > 0 {
 			share = fmt.Sprintf("%.1f %% of %.0f s", 100*f.HarnessCPUSeconds/f.RunCPUSeconds, f.RunCPUSeconds)
 		}
-		fmt.Fprintf(w, "| %s | %s | %.1f | %s | %.2fs | %d entries, %s | %s |\n", r.Scenario, r.Controller,
-			f.HarnessCPUSeconds, share, f.JudgeSeconds, f.RecordingEntries, mib(uint64(f.RecordingBytes)), mib(f.HarnessPeakMemory))
+		judged := fmt.Sprintf("%.2fs", f.JudgeSeconds)
+		if f.JudgeCPUSeconds > 0 {
+			judged += fmt.Sprintf(" (%.2f CPU-s)", f.JudgeCPUSeconds)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.1f | %s | %s | %d entries, %s | %s |\n", r.Scenario, r.Controller,
+			f.HarnessCPUSeconds, share, judged, f.RecordingEntries, mib(uint64(f.RecordingBytes)), mib(f.HarnessPeakMemory))
 	}
 }
 

@@ -291,6 +291,17 @@ func (p *Process) ResetPeakMemory() error {
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
 }
 
+// SelfUsage is the harness process's own processor time so far (user and
+// system, every thread) and its peak resident memory (whole life).
+func SelfUsage() (time.Duration, uint64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpu, uint64(ru.Maxrss) * 1024 // Linux reports kilobytes
+}
+
 // ComponentEnv is the environment that the harness's Go components run with
 // (etcd, the control plane, kwok, the reference controller) on top of its
 // own: GOMAXPROCS when $JOBCONFORM_COMPONENT_GOMAXPROCS asks for it

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/jobconform/jobconform/internal/apiaudit"
@@ -101,15 +100,4 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return st.Size()
-}
-
-// selfUsage is this process's processor time so far and its peak resident
-// memory (whole life).
-func selfUsage() (time.Duration, uint64) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0
-	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return cpu, uint64(ru.Maxrss) * 1024 // Linux reports kilobytes
 }

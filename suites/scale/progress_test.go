@@ -36,9 +36,9 @@ func TestJobsStatus(t *testing.T) {
 func TestShowProgressSaysStartAndEnd(t *testing.T) {
 	var buf bytes.Buffer
 	stop := showProgress(context.Background(), &buf, fake.NewClientset(), "[builtin] scale-1k-x")
-	stop("passed, judged in 1s")
+	stop("passed, judged in 1s (0.5s CPU)")
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 2 || lines[0] != "[builtin] scale-1k-x: started" || !strings.HasPrefix(lines[1], "[builtin] scale-1k-x: passed, judged in 1s after ") {
+	if len(lines) != 2 || lines[0] != "[builtin] scale-1k-x: started" || !strings.HasPrefix(lines[1], "[builtin] scale-1k-x: passed, judged in 1s (0.5s CPU) after ") {
 		t.Errorf("progress lines: %q", lines)
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
@@ -223,9 +224,16 @@ func outcome(r *runner.Result) string {
 	case r.Skipped != "":
 		return "skipped"
 	case n > 0:
-		return fmt.Sprintf("failed (%d failures), judged in %s", n, r.Judging.Round(10*time.Millisecond))
+		return fmt.Sprintf("failed (%d failures), %s", n, judged(r))
 	}
-	return fmt.Sprintf("passed, judged in %s", r.Judging.Round(10*time.Millisecond))
+	return "passed, " + judged(r)
+}
+
+// judged is how long the judging took, and how much of it the suite
+// process had the processor for (the rest it waited: the cluster's
+// processes share the machine).
+func judged(r *runner.Result) string {
+	return fmt.Sprintf("judged in %s (%s CPU)", r.Judging.Round(10*time.Millisecond), r.JudgingCPU.Round(10*time.Millisecond))
 }
 
 // meter measures one run: the controller's process and API requests, every
@@ -252,7 +260,7 @@ func startMeter(c runner.Controller) (*meter, error) {
 	}
 	m.ctlCPU, _ = m.usage()
 	m.clusterCPU, m.otherCPU = clusterCPU(acct), referencesCPU()
-	m.selfCPU, _ = selfUsage()
+	m.selfCPU, _ = process.SelfUsage()
 	return m, nil
 }
 
@@ -307,12 +315,12 @@ func (m *meter) process() string {
 
 // finish reads the figures of the run r of s.
 func (m *meter) finish(r *runner.Result, s *scenarios.Scenario) *reports.Figures {
-	f := &reports.Figures{Process: m.process(), JudgeSeconds: r.Judging.Seconds(), RecordingEntries: len(r.Timeline)}
+	f := &reports.Figures{Process: m.process(), JudgeSeconds: r.Judging.Seconds(), JudgeCPUSeconds: r.JudgingCPU.Seconds(), RecordingEntries: len(r.Timeline)}
 	f.Pods = int(ptr.Deref(s.Job.Completions, 0))
 	fromTimeline(r.Timeline, f)
 	cpu, peak := m.usage()
 	f.CPUSeconds, f.PeakMemory = (cpu - m.ctlCPU).Seconds(), peak
-	self, selfPeak := selfUsage()
+	self, selfPeak := process.SelfUsage()
 	f.HarnessCPUSeconds, f.HarnessPeakMemory = (self - m.selfCPU).Seconds(), selfPeak
 	f.RunCPUSeconds = (clusterCPU(m.acct) - m.clusterCPU + referencesCPU() - m.otherCPU).Seconds() + f.HarnessCPUSeconds
 	user := controllers.ReferenceUser

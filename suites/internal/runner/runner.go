@@ -27,6 +27,7 @@ import (
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/controller/dispatch"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/bugs"
@@ -119,8 +120,12 @@ type Result struct {
 	Nodes string
 	// Gates are the feature gates set on the cluster (Options.Gates).
 	Gates string
-	// Judging is how long the invariants took over the recording.
-	Judging time.Duration
+	// Judging is how long the invariants took over the recording;
+	// JudgingCPU the harness process's processor time meanwhile (all its
+	// threads: the judging, the garbage collector, the recorder's
+	// informers). Judging well above JudgingCPU is time spent waiting for a
+	// processor the cluster held.
+	Judging, JudgingCPU time.Duration
 	// MirrorLags are, for a dispatched Job, how late each distinct status of
 	// the worker's copy reached the manager's Job (invariants.CheckMirror).
 	MirrorLags []time.Duration
@@ -363,6 +368,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		}
 	}
 	judging := time.Now()
+	judgingCPU, _ := process.SelfUsage()
 	entries := rec.Entries()
 	r.Invariants = invariants.CheckAll(ictx, entries)
 	if c.Dispatched {
@@ -371,6 +377,8 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		r.Invariants = append(r.Invariants, mirror, managerPods(client, ns))
 	}
 	r.Judging = time.Since(judging)
+	cpu, _ := process.SelfUsage()
+	r.JudgingCPU = cpu - judgingCPU
 	return r
 }
 
