@@ -212,6 +212,14 @@ func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	stop(outcome(r))
 	f := m.finish(r, s)
 	harness.AttachFigures(r, s.Features, f)
+	if r.Namespace != "" {
+		spec := fmt.Sprintf("[%s] %s", c.Name, s.Name)
+		if gone, waited := awaitRemoved(ctx, env.progress, env.client, spec, r.Namespace); gone {
+			fmt.Fprintf(env.progress, "%s: namespace %s removed in %s\n", spec, r.Namespace, waited.Round(time.Second))
+		} else {
+			AddReportEntry("scale figures: the next spec shares the cluster", fmt.Sprintf("namespace %s was still being removed after %s: the next spec's figures include its removal", r.Namespace, waited.Round(time.Second)))
+		}
+	}
 	if r.Skipped != "" {
 		Skip(r.Skipped)
 	}
