@@ -307,7 +307,35 @@ func TestFinalizerReleased(t *testing.T) {
 	}
 	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, finishing(100*time.Millisecond))
 	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, finishing(5*time.Second)) // a slow sync on a saturated machine
-	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, finishing(12*time.Second), "still keeps "+fin+" 12.2s after the Job started finishing")
+	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, finishing(12*time.Second), "pod a still keeps "+fin+" 12.2s after the Job started finishing")
+
+	// Many pods: releasing them takes a request each, so the bound runs from
+	// the last release. Released one every 2s over 40s: no stall, no
+	// violation; a stall of 12s after some releases is one.
+	many := func(stallAfter int) *builder {
+		b := newBuilder()
+		for i := 0; i < 20; i++ {
+			b.pod(fmt.Sprintf("p%02d", i), running)
+		}
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+		})
+		for i := 0; i < 20; i++ {
+			if i == stallAfter {
+				b.wait(12 * time.Second)
+			} else {
+				b.wait(2 * time.Second)
+			}
+			b.pod(fmt.Sprintf("p%02d", i), unfinalized)
+		}
+		return b
+	}
+	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, many(-1))
+	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, many(5),
+		"pods p05, p06, p07 and 12 more still keep "+fin+" 12.1s after the last release of one")
+	// Nothing released at first: the bound runs from the start of finishing.
+	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, many(0),
+		"pods p00, p01, p02 and 17 more still keep "+fin+" 12.1s after the Job started finishing")
 	// After a restart of the controller or the apiserver it may resume late.
 	expectOK(t, FinalizerReleased, Context{Finalizer: fin, Restarts: []time.Time{time.Now()}}, finishing(12*time.Second))
 	// Nothing happens after the condition, yet the recording ran on: judged at its end.
