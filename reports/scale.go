@@ -11,7 +11,7 @@ import (
 // controller under test, and of the harness itself. Zero means not measured
 // (a provider that runs no process here, an apiserver without an audit log).
 type Figures struct {
-	// Pods is the number of pods the Job had; Created those the recording
+	// Pods is the Job's completions; Created the pods the recording
 	// saw created (replacements included).
 	Pods    int `json:"pods"`
 	Created int `json:"created"`
@@ -48,6 +48,24 @@ type Figures struct {
 	HarnessPeakMemory uint64  `json:"harnessPeakMemory"`
 	RecordingEntries  int     `json:"recordingEntries"`
 	RecordingBytes    int     `json:"recordingBytes"`
+}
+
+// podsMade is the pods the controller created (replacements included), the
+// base of requests per pod: a Job failed or deleted mid-way gets a tenth of
+// its completions' pods, and a controller slower to fail it makes more.
+// The Job's completions when the recording counted none.
+func (f *Figures) podsMade() int {
+	if f.Created > 0 {
+		return f.Created
+	}
+	return f.Pods
+}
+
+func (f *Figures) podsColumn() string {
+	if f.Created == 0 || f.Created == f.Pods {
+		return fmt.Sprint(f.Pods)
+	}
+	return fmt.Sprintf("%d (of %d)", f.Created, f.Pods)
 }
 
 // ScaleRows are the runs with figures, by scenario, the built-in first.
@@ -93,7 +111,7 @@ func WriteScaleTable(w io.Writer, runs []Run) {
 			base[r.Scenario] = r.Figures
 		}
 	}
-	fmt.Fprintf(w, "| scenario | controller | verdict | pods | to finish | peak creates/s | API requests/pod | status writes | conflicts | CPU-s (process) | peak memory |\n")
+	fmt.Fprintf(w, "| scenario | controller | verdict | pods created (of completions) | to finish | peak creates/s | API requests/pod | status writes | conflicts | CPU-s (process) | peak memory |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		f, b := r.Figures, base[r.Scenario]
@@ -104,17 +122,17 @@ func WriteScaleTable(w io.Writer, runs []Run) {
 			return fmt.Sprintf(" (%.2f×)", v/of)
 		}
 		perPod := func(f *Figures) float64 {
-			if f == nil || f.Pods == 0 {
+			if f == nil || f.podsMade() == 0 {
 				return 0
 			}
-			return float64(f.Requests) / float64(f.Pods)
+			return float64(f.Requests) / float64(f.podsMade())
 		}
 		var bf Figures
 		if b != nil {
 			bf = *b
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %.1fs%s | %d%s | %.2f%s | %d | %d | %.1f%s (%s) | %s%s |\n",
-			r.Scenario, r.Controller, r.Verdict, f.Pods,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1fs%s | %d%s | %.2f%s | %d | %d | %.1f%s (%s) | %s%s |\n",
+			r.Scenario, r.Controller, r.Verdict, f.podsColumn(),
 			f.ToFinish, ratio(f.ToFinish, bf.ToFinish),
 			f.PeakCreates, ratio(float64(f.PeakCreates), float64(bf.PeakCreates)),
 			perPod(f), ratio(perPod(f), perPod(b)),
