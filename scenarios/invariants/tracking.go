@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
@@ -26,8 +28,9 @@ import (
 // in between; the order shows in the recording without needing that crash.
 // Not required: pods the controller need not count — a Job that is being
 // deleted, a pod of an index past completions (elastic scale-down), a pod
-// still running when the Job met its success criteria, or one that is
-// neither finished nor being deleted while the Job has not failed.
+// still running when the Job met its success criteria, one that is
+// neither finished nor being deleted while the Job has not failed, or one
+// the controller deleted as active (deletedAsActive).
 var FinalizerAfterRecord = Invariant{
 	Name:        "finalizer-after-record",
 	Description: "a finished pod's tracking finalizer is removed only after a Job status write that records the pod (uncountedTerminatedPods or completedIndexes)",
@@ -39,6 +42,7 @@ var FinalizerAfterRecord = Invariant{
 		spans := unknownSpans(t)
 		// Pods let go with the Job's success need no record (the ledger's rule).
 		withSuccess := goneWithSuccess(ctx, t)
+		asActive := deletedAsActive(ctx, t)
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := before.job
 			if e.Kind != "Pod" || j == nil || j.DeletionTimestamp != nil || inUnknownRV(spans, e.Revision()) || during(ctx.Gaps, e.Time) {
@@ -51,12 +55,65 @@ var FinalizerAfterRecord = Invariant{
 			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || withSuccess[p.UID] || !mustRecord(j, p) || recorded(j.Status, p) {
 				return
 			}
+			if p.DeletionTimestamp == nil && deletesActive(j) && asActive[e.Seq] {
+				return
+			}
 			u := ptr.Deref(j.Status.UncountedTerminatedPods, batchv1.UncountedTerminatedPods{})
 			out = append(out, violation("finalizer-after-record", e, "pod %s (%s%s) lost its finalizer %s before any Job status recorded it (uncountedTerminatedPods succeeded %v failed %v, completedIndexes %q)",
 				p.Name, p.Status.Phase, deletingNote(p), ctx.Finalizer, u.Succeeded, u.Failed, j.Status.CompletedIndexes))
 		})
 		return out
 	},
+}
+
+// staleWithin is how recently a pod may have finished and still be deleted
+// as active: the controller decided from a cache that had it running (the
+// built-in deleting 1,000 pods of a Job suspended at 10,000 took about 8 s
+// to reach the last, pods of 10 s finishing meanwhile).
+const staleWithin = 10 * time.Second
+
+// deletedAsActive finds the finalizer removals (by entry Seq) that begin the
+// deletion of a pod the controller took for active: upstream's deleteJobPods
+// (suspension, scale-down) removes a pod's tracking finalizer and then
+// deletes it, counting it neither way — KEP-2307: a pod that finishes while
+// it is being deleted may or may not be counted. Such a removal is followed
+// by the pod's deletion as its next change, and the pod had finished at
+// most staleWithin before it. A finished pod deleted later, or let go
+// without a deletion, is still judged.
+func deletedAsActive(ctx Context, t timeline.Timeline) map[int]bool {
+	out := map[int]bool{}
+	finishedAt := map[types.UID]time.Time{}
+	pending := map[types.UID]int{} // a removal whose next change is awaited
+	had := map[types.UID]bool{}    // the pod's last entry held the finalizer
+	for _, e := range t {
+		if e.Kind != "Pod" {
+			continue
+		}
+		p := e.Pod()
+		if seq, ok := pending[p.UID]; ok {
+			delete(pending, p.UID)
+			if e.Type == timeline.Deleted || p.DeletionTimestamp != nil {
+				out[seq] = true
+			}
+		}
+		if _, ok := finishedAt[p.UID]; !ok && podTerminal(p) {
+			finishedAt[p.UID] = e.Time
+		}
+		holds := slices.Contains(p.Finalizers, ctx.Finalizer)
+		if had[p.UID] && !holds && p.DeletionTimestamp == nil && e.Type != timeline.Deleted {
+			if at, ok := finishedAt[p.UID]; !ok || e.Time.Sub(at) <= staleWithin {
+				pending[p.UID] = e.Seq
+			}
+		}
+		had[p.UID] = holds
+	}
+	return out
+}
+
+// deletesActive tells whether the Job, as it stands, has its controller
+// delete active pods: suspended, or more active than its parallelism.
+func deletesActive(j *batchv1.Job) bool {
+	return ptr.Deref(j.Spec.Suspend, false) || j.Status.Active > ptr.Deref(j.Spec.Parallelism, 1)
 }
 
 // mustRecord tells whether the controller counts p before it lets it go.

@@ -196,3 +196,28 @@ func TestPodPromisesJudgedOnTheCopy(t *testing.T) {
 		t.Error("judged on the manager's Job, which never recorded the pod: no violation (the test no longer shows what judging on the copy changes)")
 	}
 }
+
+// A pod that finishes while the controller deletes it as active (a
+// suspension: upstream's deleteJobPods removes the finalizer, then deletes)
+// need not be counted; a finished pod let go uncounted otherwise must.
+func TestFinalizerAfterRecordDeletedAsActive(t *testing.T) {
+	ctx := Context{Finalizer: fin}
+	succeeded := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
+	run := func(suspend bool, finishedBefore time.Duration, deleted bool) *builder {
+		b := newBuilder()
+		b.pod("a", running)
+		b.job.Spec.Suspend = ptr.To(suspend)
+		b.status(func(s *batchv1.JobStatus) { s.Active = 1 })
+		b.pod("a", succeeded)
+		b.wait(finishedBefore)
+		b.pod("a", unfinalized)
+		if deleted {
+			b.pod("a", deleting)
+		}
+		return b
+	}
+	expectOK(t, FinalizerAfterRecord, ctx, run(true, time.Second, true))
+	expectViolation(t, FinalizerAfterRecord, ctx, run(true, time.Second, false), "lost its finalizer")   // not deleted: let go uncounted
+	expectViolation(t, FinalizerAfterRecord, ctx, run(true, 30*time.Second, true), "lost its finalizer") // long finished: the controller knew
+	expectViolation(t, FinalizerAfterRecord, ctx, run(false, time.Second, true), "lost its finalizer")   // nothing asked for its deletion
+}
