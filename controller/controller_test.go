@@ -579,3 +579,51 @@ func hasTrackingFinalizer(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// A sync whose cache has not shown its own deletions yet deletes those pods
+// no more and counts them neither active nor ready: it once deleted them
+// again and wrote status.active negative and ready above active, writes the
+// apiserver refuses (422), while a Job of 1,000 running pods failed.
+func TestUnobservedDeletionsAreNotRepeated(t *testing.T) {
+	f := newFixture(t)
+	j := newJob("fail", 3, func(j *batchv1.Job) { j.Spec.BackoffLimit = ptr.To[int32](0) })
+	f.putJob(j)
+	j = f.sync(j)
+	pods := f.pods(j)
+	for _, p := range pods {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		f.setPod(p)
+	}
+	finish(pods[0], corev1.PodFailed, f.now)
+	f.setPod(pods[0])
+	j = f.sync(j) // FailureTarget; pods 1 and 2 deleted
+	deletes := func() int {
+		n := 0
+		for _, a := range f.client.Actions() {
+			if a.GetVerb() == "delete" && a.GetResource().Resource == "pods" {
+				n++
+			}
+		}
+		return n
+	}
+	if got := deletes(); got != 2 {
+		t.Fatalf("%d pod deletions, want 2", got)
+	}
+	// The cache still shows both running and ready; the deletions are expected.
+	idx := f.factory.Core().V1().Pods().Informer().GetIndexer()
+	for _, p := range pods[1:] {
+		_ = idx.Update(p)
+	}
+	j = f.refreshJob(j)
+	if err := f.c.syncJob(context.Background(), jobKey(j)); err != nil {
+		t.Fatal(err)
+	}
+	j = f.refreshJob(j)
+	if got := deletes(); got != 2 {
+		t.Errorf("%d pod deletions after a sync with a stale cache, want still 2", got)
+	}
+	if c := statusCounts(j); c.active < 0 || c.ready > c.active {
+		t.Errorf("status %+v: active negative or ready above active", c)
+	}
+}

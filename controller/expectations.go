@@ -64,6 +64,24 @@ func (e *expectations) activeNow(key string, active []*corev1.Pod) int32 {
 	return n
 }
 
+// notDeleting is active without the pods whose deletion by us the cache has
+// not shown yet: the ones a sync may still delete, and count as ready.
+func (e *expectations) notDeleting(key string, active []*corev1.Pod) []*corev1.Pod {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.m[key]
+	if !ok || x.deletes.Len() == 0 {
+		return active
+	}
+	out := make([]*corev1.Pod, 0, len(active))
+	for _, p := range active {
+		if !x.deletes.Has(p.UID) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func (e *expectations) get(key string) *expected {
 	x, ok := e.m[key]
 	if !ok {

@@ -87,18 +87,31 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	}
 	st := c.observePods(key, job, pods, expectedRmFinal)
 	active := int32(len(st.active))
+	toDelete := st.active // when the Job is finishing
 	if !satisfied {
 		// The cache has not shown all of our creations or deletions yet (seen:
 		// a pod informer blind for 87s after an apiserver restart, and a status
 		// saying active=0 a second after the sync that created two pods).
 		active = c.expectations.activeNow(key, st.active)
+		// The pods we deleted are neither active nor ready, nor to delete
+		// again: counting them ready made status.ready exceed status.active,
+		// and deleting them again made it negative — both writes refused
+		// (422) while a Job of 1,000 running pods was suspended or failed.
+		toDelete = c.expectations.notDeleting(key, st.active)
+		st.terminating += int32(len(st.active) - len(toDelete)) // ours, being deleted
+		st.ready = 0
+		for _, p := range toDelete {
+			if podReady(p) {
+				st.ready++
+			}
+		}
 	}
 	c.decideFinish(key, st)
 
 	suspendChanged := false
 	var podsErr error // pod creation or deletion failed: report it after the status is tracked
 	if st.finished != nil {
-		deletedReady, deleted, err := c.deletePods(ctx, key, job, st.active, false)
+		deletedReady, deleted, err := c.deletePods(ctx, key, job, toDelete, false)
 		if deleted != active || !satisfied {
 			st.finished = nil // not everything is gone yet: finish on a later sync
 		}
