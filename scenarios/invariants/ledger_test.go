@@ -2,6 +2,7 @@ package invariants
 
 import (
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -133,4 +134,24 @@ func TestLedgerSuspension(t *testing.T) {
 	// Released while running, outside a suspension (an excess pod): not counted either.
 	excess := newBuilder().pod("a", running).pod("a", unfinalized).pod("a", deleting).pod("a", failed).pod("b", running).pod("b", succeeded)
 	expectOK(t, Ledger, ctx, finishWith(excess, batchv1.JobComplete, 1, 0, ""))
+}
+
+// A pod that succeeds just before the controller, failing the Job, deletes
+// it as active (its cache had it running) may count as a failure; one that
+// succeeded long before counts as its success.
+func TestLedgerDeletedAsActive(t *testing.T) {
+	ctx := Context{Finalizer: fin}
+	run := func(finishedBefore time.Duration, removeFirst bool) *builder {
+		b := newBuilder().pod("a", running).pod("b", running).pod("a", failed)
+		b.pod("b", succeeded)
+		b.wait(finishedBefore)
+		if removeFirst {
+			b.pod("b", unfinalized)
+		}
+		b.pod("b", deleting)
+		return finishWith(b, batchv1.JobFailed, 0, 2, "")
+	}
+	expectOK(t, Ledger, ctx, run(time.Second, true))
+	expectOK(t, Ledger, ctx, run(time.Second, false))
+	expectViolation(t, Ledger, ctx, run(30*time.Second, true), "succeeded=0, but its pods say 1")
 }
