@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -65,7 +64,6 @@ var Ledger = Invariant{
 		var last timeline.Entry
 		withSuccess := goneWithSuccess(ctx, t)
 		asActive := deletedAsActive(ctx, t)
-		finishedAt := map[types.UID]time.Time{}
 		live := map[types.UID]bool{} // the ledger's pods not terminal, as of now
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			if after.job == nil {
@@ -93,13 +91,7 @@ var Ledger = Invariant{
 				pods[p.UID] = l
 			}
 			prev := before.pods[p.UID]
-			if _, ok := finishedAt[p.UID]; !ok && podTerminal(p) {
-				finishedAt[p.UID] = e.Time
-			}
-			// Deleted as active: its finalizer removed first (deletedAsActive),
-			// or deleted first, either just after it finished.
-			if asActive[e.Seq] || (prev != nil && prev.DeletionTimestamp == nil && p.DeletionTimestamp != nil && podTerminal(p) &&
-				e.Time.Sub(finishedAt[p.UID]) <= staleWithin) {
+			if asActive[e.Seq] {
 				l.raced = true
 			}
 			if !podTerminal(p) && (p.DeletionTimestamp != nil || e.Type == timeline.Deleted) {

@@ -72,19 +72,21 @@ var FinalizerAfterRecord = Invariant{
 // to reach the last, pods of 10 s finishing meanwhile).
 const staleWithin = 10 * time.Second
 
-// deletedAsActive finds the finalizer removals (by entry Seq) that begin the
-// deletion of a pod the controller took for active: upstream's deleteJobPods
-// (suspension, scale-down) removes a pod's tracking finalizer and then
-// deletes it, counting it neither way — KEP-2307: a pod that finishes while
-// it is being deleted may or may not be counted. Such a removal is followed
-// by the pod's deletion as its next change, and the pod had finished at
-// most staleWithin before it. A finished pod deleted later, or let go
-// without a deletion, is still judged.
+// deletedAsActive finds the entries (by Seq) that begin the deletion of a
+// pod the controller took for active, the pod having finished at most
+// staleWithin before: a finalizer removal followed by the pod's deletion as
+// its next change — upstream's deleteJobPods (suspension, scale-down,
+// failure) removes a pod's tracking finalizer and then deletes it, counting
+// it neither way; KEP-2307: a pod that finishes while it is being deleted
+// may or may not be counted — or the deletion itself of a finished pod
+// still holding it. A finished pod deleted later, or let go without a
+// deletion, is still judged.
 func deletedAsActive(ctx Context, t timeline.Timeline) map[int]bool {
 	out := map[int]bool{}
 	finishedAt := map[types.UID]time.Time{}
 	pending := map[types.UID]int{} // a removal whose next change is awaited
 	had := map[types.UID]bool{}    // the pod's last entry held the finalizer
+	deleting := map[types.UID]bool{}
 	for _, e := range t {
 		if e.Kind != "Pod" {
 			continue
@@ -99,6 +101,11 @@ func deletedAsActive(ctx Context, t timeline.Timeline) map[int]bool {
 		if _, ok := finishedAt[p.UID]; !ok && podTerminal(p) {
 			finishedAt[p.UID] = e.Time
 		}
+		_, seen := had[p.UID]
+		if at, ok := finishedAt[p.UID]; ok && seen && !deleting[p.UID] && p.DeletionTimestamp != nil && e.Time.Sub(at) <= staleWithin {
+			out[e.Seq] = true // deleted first
+		}
+		deleting[p.UID] = p.DeletionTimestamp != nil
 		holds := slices.Contains(p.Finalizers, ctx.Finalizer)
 		if had[p.UID] && !holds && p.DeletionTimestamp == nil && e.Type != timeline.Deleted {
 			if at, ok := finishedAt[p.UID]; !ok || e.Time.Sub(at) <= staleWithin {
