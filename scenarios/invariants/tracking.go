@@ -73,28 +73,51 @@ var FinalizerAfterRecord = Invariant{
 const staleWithin = 10 * time.Second
 
 // deletedAsActive finds the entries (by Seq) that begin the deletion of a
-// pod the controller took for active, the pod having finished at most
-// staleWithin before: a finalizer removal followed by the pod's deletion as
-// its next change — upstream's deleteJobPods (suspension, scale-down,
-// failure) removes a pod's tracking finalizer and then deletes it, counting
-// it neither way; KEP-2307: a pod that finishes while it is being deleted
-// may or may not be counted — or the deletion itself of a finished pod
-// still holding it. A finished pod deleted later, or let go without a
-// deletion, is still judged.
+// pod the controller took for active: a finalizer removal followed by the
+// pod's deletion, with no change of its finalizer or deletion in between —
+// upstream's deleteJobPods (suspension, scale-down, failure) removes a pod's
+// tracking finalizer and then deletes it, counting it neither way; KEP-2307:
+// a pod that finishes while it is being deleted may or may not be counted —
+// or the deletion itself of a finished pod still holding it. The pod must
+// have finished at most staleWithin before that removal (or deletion), or
+// after (staleWithin before) the Job began asking for active pods to go
+// (deletesActive: suspended, or more active than its parallelism). The
+// second measure is for a loaded apiserver: at 10,000 pods the built-in's
+// cache and the recording both lagged 12–27 s, and its requests waited up
+// to 13 s for the apiserver (429s, priority and fairness queues), so pods
+// finished 30–40 s before their removal was seen had been running in the
+// cache it deleted them from; all had finished after the suspension. A
+// finished pod let go without a deletion, or finished long before the Job
+// asked, is still judged.
 func deletedAsActive(ctx Context, t timeline.Timeline) map[int]bool {
 	out := map[int]bool{}
 	finishedAt := map[types.UID]time.Time{}
-	pending := map[types.UID]int{} // a removal whose next change is awaited
+	pending := map[types.UID]int{} // a removal whose deletion is awaited
 	had := map[types.UID]bool{}    // the pod's last entry held the finalizer
 	deleting := map[types.UID]bool{}
+	var asked time.Time // when the Job began asking for active pods to go; zero: it does not
+	raced := func(uid types.UID, now time.Time) bool {
+		at, ok := finishedAt[uid]
+		return !ok || now.Sub(at) <= staleWithin || (!asked.IsZero() && at.After(asked.Add(-staleWithin)))
+	}
 	for _, e := range t {
+		if e.Kind == "Job" {
+			if j := e.Job(); e.Type == timeline.Deleted || !deletesActive(j) {
+				asked = time.Time{}
+			} else if asked.IsZero() {
+				asked = e.Time
+			}
+			continue
+		}
 		if e.Kind != "Pod" {
 			continue
 		}
 		p := e.Pod()
-		if seq, ok := pending[p.UID]; ok {
+		holds := slices.Contains(p.Finalizers, ctx.Finalizer)
+		gone := e.Type == timeline.Deleted || p.DeletionTimestamp != nil
+		if seq, ok := pending[p.UID]; ok && (gone || holds) {
 			delete(pending, p.UID)
-			if e.Type == timeline.Deleted || p.DeletionTimestamp != nil {
+			if gone {
 				out[seq] = true
 			}
 		}
@@ -102,15 +125,12 @@ func deletedAsActive(ctx Context, t timeline.Timeline) map[int]bool {
 			finishedAt[p.UID] = e.Time
 		}
 		_, seen := had[p.UID]
-		if at, ok := finishedAt[p.UID]; ok && seen && !deleting[p.UID] && p.DeletionTimestamp != nil && e.Time.Sub(at) <= staleWithin {
+		if _, ok := finishedAt[p.UID]; ok && seen && !deleting[p.UID] && p.DeletionTimestamp != nil && raced(p.UID, e.Time) {
 			out[e.Seq] = true // deleted first
 		}
 		deleting[p.UID] = p.DeletionTimestamp != nil
-		holds := slices.Contains(p.Finalizers, ctx.Finalizer)
-		if had[p.UID] && !holds && p.DeletionTimestamp == nil && e.Type != timeline.Deleted {
-			if at, ok := finishedAt[p.UID]; !ok || e.Time.Sub(at) <= staleWithin {
-				pending[p.UID] = e.Seq
-			}
+		if had[p.UID] && !holds && !gone && raced(p.UID, e.Time) {
+			pending[p.UID] = e.Seq
 		}
 		had[p.UID] = holds
 	}

@@ -203,21 +203,37 @@ func TestPodPromisesJudgedOnTheCopy(t *testing.T) {
 func TestFinalizerAfterRecordDeletedAsActive(t *testing.T) {
 	ctx := Context{Finalizer: fin}
 	succeeded := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
-	run := func(suspend bool, finishedBefore time.Duration, deleted bool) *builder {
+	// finishedBefore: the pod's success before the suspension (negative:
+	// after it); removedAfter: the removal after the success.
+	run := func(suspend bool, finishedBefore, removedAfter time.Duration, deleted bool) *builder {
 		b := newBuilder()
 		b.pod("a", running)
-		b.job.Spec.Suspend = ptr.To(suspend)
 		b.status(func(s *batchv1.JobStatus) { s.Active = 1 })
-		b.pod("a", succeeded)
-		b.wait(finishedBefore)
+		if finishedBefore < 0 {
+			b.job.Spec.Suspend = ptr.To(suspend)
+			b.status(func(s *batchv1.JobStatus) {})
+			b.wait(-finishedBefore)
+			b.pod("a", succeeded)
+		} else {
+			b.pod("a", succeeded)
+			b.wait(finishedBefore)
+			b.job.Spec.Suspend = ptr.To(suspend)
+			b.status(func(s *batchv1.JobStatus) {})
+		}
+		b.wait(removedAfter)
 		b.pod("a", unfinalized)
+		b.pod("a", func(p *corev1.Pod) { p.Labels = map[string]string{"changed": "not its finalizer"} })
 		if deleted {
 			b.pod("a", deleting)
 		}
 		return b
 	}
-	expectOK(t, FinalizerAfterRecord, ctx, run(true, time.Second, true))
-	expectViolation(t, FinalizerAfterRecord, ctx, run(true, time.Second, false), "lost its finalizer")   // not deleted: let go uncounted
-	expectViolation(t, FinalizerAfterRecord, ctx, run(true, 30*time.Second, true), "lost its finalizer") // long finished: the controller knew
-	expectViolation(t, FinalizerAfterRecord, ctx, run(false, time.Second, true), "lost its finalizer")   // nothing asked for its deletion
+	expectOK(t, FinalizerAfterRecord, ctx, run(true, time.Second, time.Second, true))
+	// A loaded apiserver: the cache the controller deleted from lagged, its
+	// requests waited (the built-in at 10,000 pods: 30–40 s in all).
+	expectOK(t, FinalizerAfterRecord, ctx, run(true, -time.Second, 40*time.Second, true))
+	expectViolation(t, FinalizerAfterRecord, ctx, run(true, time.Second, time.Second, false), "lost its finalizer")     // not deleted: let go uncounted
+	expectViolation(t, FinalizerAfterRecord, ctx, run(true, 30*time.Second, time.Second, true), "lost its finalizer")   // finished long before the suspension: the controller knew
+	expectViolation(t, FinalizerAfterRecord, ctx, run(false, time.Second, time.Second, true), "lost its finalizer")     // nothing asked for its deletion
+	expectViolation(t, FinalizerAfterRecord, ctx, run(false, -time.Second, 40*time.Second, true), "lost its finalizer") // nothing asked, however loaded
 }

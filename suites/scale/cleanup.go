@@ -1,15 +1,22 @@
 package scale
 
 import (
+	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
+
+	. "github.com/onsi/ginkgo/v2"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/jobconform/jobconform/suites/internal/runner"
 )
 
 // cleanupMargin is the time a spec keeps, of its own limit, after waiting
@@ -59,4 +66,26 @@ func podsLeft(ctx context.Context, client kubernetes.Interface, ns string) strin
 		n += *l.RemainingItemCount
 	}
 	return fmt.Sprintf("%d pods left", n)
+}
+
+// keepRecording writes a failed run's whole recording to path (gzipped
+// JSON lines, as timeline.WriteLines writes them): the report keeps only
+// the compact form the reports draw, and judging a violation at 10,000
+// pods needs every change — the finalizers, the writers and their times.
+func keepRecording(r *runner.Result, path string) {
+	err := func() error {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		zw := gzip.NewWriter(f)
+		werr := r.Timeline.WriteLines(zw)
+		return errors.Join(werr, zw.Close(), f.Close())
+	}()
+	if err != nil {
+		AddReportEntry("recording not kept", fmt.Sprintf("%s: %v", path, err))
+		return
+	}
+	AddReportEntry("recording kept", path)
+	fmt.Fprintf(env.progress, "[%s] %s: its whole recording is in %s\n", r.Controller, r.Scenario, path)
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -83,6 +84,9 @@ var env struct {
 	// progress shows each spec's course as it runs; closeProgress closes it.
 	progress      io.Writer
 	closeProgress func() error
+	// recordings is where a failed spec's whole recording goes ("": kept
+	// nowhere): the report holds only its compact form.
+	recordings string
 }
 
 func register() {
@@ -94,6 +98,9 @@ func register() {
 		Expect(ok).To(BeTrue(), "scale form %q", env.form)
 		env.progress, env.closeProgress, err = harness.OpenProgress(st.ProgressFile, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
+		if st.ProgressFile != "" {
+			env.recordings = filepath.Dir(st.ProgressFile)
+		}
 		o := harness.OptionsOf(st)
 		o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
 		o.Cluster.Nodes, o.Cluster.NodesPerGroup = shape.NodeGroups, shape.NodesPerGroup
@@ -212,6 +219,9 @@ func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	stop(outcome(r))
 	f := m.finish(r, s)
 	harness.AttachFigures(r, s.Features, f)
+	if len(r.Failures()) > 0 && env.recordings != "" {
+		keepRecording(r, filepath.Join(env.recordings, fmt.Sprintf("recording-%s-%s.jsonl.gz", c.Name, s.Name)))
+	}
 	if r.Namespace != "" {
 		spec := fmt.Sprintf("[%s] %s", c.Name, s.Name)
 		if gone, waited := awaitRemoved(ctx, env.progress, env.client, spec, r.Namespace); gone {
