@@ -25,9 +25,11 @@ type Figures struct {
 	Requests int            `json:"requests"`
 	ByVerb   map[string]int `json:"byVerb,omitempty"`
 	// StatusWrites are its writes of jobs/status; Conflicts the requests the
-	// apiserver answered 409.
+	// apiserver answered 409, Throttled those it refused 429 (counted in
+	// Requests too: each was sent, and client-go sent it again).
 	StatusWrites int `json:"statusWrites"`
 	Conflicts    int `json:"conflicts"`
+	Throttled    int `json:"throttled,omitempty"`
 	// Process is what CPUSeconds and PeakMemory measured: the reference
 	// controller's own process, or kube-controller-manager (every controller
 	// it runs, the Job controller's work most of it during the run).
@@ -111,8 +113,8 @@ func WriteScaleTable(w io.Writer, runs []Run) {
 			base[r.Scenario] = r.Figures
 		}
 	}
-	fmt.Fprintf(w, "| scenario | controller | verdict | pods created (of completions) | to finish | peak creates/s | API requests/pod | status writes | conflicts | CPU-s (process) | peak memory |\n")
-	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| scenario | controller | verdict | pods created (of completions) | to finish | peak creates/s | API requests/pod | status writes | conflicts | refused 429 | CPU-s (process) | peak memory |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		f, b := r.Figures, base[r.Scenario]
 		ratio := func(v, of float64) string {
@@ -131,12 +133,12 @@ func WriteScaleTable(w io.Writer, runs []Run) {
 		if b != nil {
 			bf = *b
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1fs%s | %d%s | %.2f%s | %d | %d | %.1f%s (%s) | %s%s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1fs%s | %d%s | %.2f%s | %d | %d | %d | %.1f%s (%s) | %s%s |\n",
 			r.Scenario, r.Controller, r.Verdict, f.podsColumn(),
 			f.ToFinish, ratio(f.ToFinish, bf.ToFinish),
 			f.PeakCreates, ratio(float64(f.PeakCreates), float64(bf.PeakCreates)),
 			perPod(f), ratio(perPod(f), perPod(b)),
-			f.StatusWrites, f.Conflicts,
+			f.StatusWrites, f.Conflicts, f.Throttled,
 			f.CPUSeconds, ratio(f.CPUSeconds, bf.CPUSeconds), orDash(f.Process),
 			mib(f.PeakMemory), ratio(float64(f.PeakMemory), float64(bf.PeakMemory)))
 	}

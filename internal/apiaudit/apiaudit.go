@@ -52,18 +52,21 @@ func Count(r io.Reader) (Counts, error) {
 	return t.Requests, err
 }
 
-// Tally is what an audit log says: every completed request, and those the
+// Tally is what an audit log says: every completed request, those the
 // apiserver answered 409 Conflict (an update on a stale resourceVersion, a
-// create of a name that exists).
+// create of a name that exists), and those it refused 429 Too Many Requests
+// (priority and fairness: client-go sends them again, each a request of
+// its own).
 type Tally struct {
 	Requests  Counts
 	Conflicts Counts
+	Throttled Counts
 }
 
 // Read reads an audit log of JSON lines (--audit-log-format=json) and
 // counts its completed requests and their conflicts.
 func Read(r io.Reader) (Tally, error) {
-	out := Tally{Requests: Counts{}, Conflicts: Counts{}}
+	out := Tally{Requests: Counts{}, Conflicts: Counts{}, Throttled: Counts{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	line := 0
@@ -87,8 +90,13 @@ func Read(r io.Reader) (Tally, error) {
 			}
 		}
 		out.Requests[k]++
-		if e.ResponseStatus != nil && e.ResponseStatus.Code == 409 {
-			out.Conflicts[k]++
+		if e.ResponseStatus != nil {
+			switch e.ResponseStatus.Code {
+			case 409:
+				out.Conflicts[k]++
+			case 429:
+				out.Throttled[k]++
+			}
 		}
 	}
 	return out, sc.Err()

@@ -49,6 +49,7 @@ func TestCount(t *testing.T) {
 
 func TestReadCountsConflicts(t *testing.T) {
 	log := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":"ResponseComplete","verb":"update","user":{"username":"u"},"objectRef":{"resource":"jobs","subresource":"status"},"responseStatus":{"code":409}}
+{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":"ResponseComplete","verb":"delete","user":{"username":"u"},"objectRef":{"resource":"pods"},"responseStatus":{"code":429}}
 {"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":"ResponseComplete","verb":"update","user":{"username":"u"},"objectRef":{"resource":"jobs","subresource":"status"},"responseStatus":{"code":200}}
 `
 	tl, err := Read(strings.NewReader(log))
@@ -58,6 +59,9 @@ func TestReadCountsConflicts(t *testing.T) {
 	k := Key{"u", "update", "jobs/status"}
 	if tl.Requests[k] != 2 || tl.Conflicts[k] != 1 || tl.Conflicts.Total() != 1 {
 		t.Errorf("tally: %+v", tl)
+	}
+	if d := (Key{"u", "delete", "pods"}); tl.Requests[d] != 1 || tl.Throttled[d] != 1 || tl.Throttled.Total() != 1 {
+		t.Errorf("a request refused 429 is a request, and throttled: %+v", tl)
 	}
 	if n := tl.Requests.Sum(func(k Key) bool { return k.Resource == "jobs/status" }); n != 2 {
 		t.Errorf("Sum: %d", n)

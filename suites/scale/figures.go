@@ -90,6 +90,7 @@ func fromAudit(log string, offset int64, user string, f *reports.Figures) error 
 		return k.Resource == "jobs/status" && (k.Verb == "update" || k.Verb == "patch")
 	})
 	f.Conflicts = t.Conflicts.Of(user).Total()
+	f.Throttled = t.Throttled.Of(user).Sum(func(k apiaudit.Key) bool { return k.Verb != "watch" })
 	return nil
 }
 
