@@ -112,3 +112,22 @@ func BenchmarkCheckAll(b *testing.B) {
 		}
 	}
 }
+
+// CheckAll judges the invariants side by side: its results are each
+// invariant's own, in All's order, as judged one at a time (run with -race:
+// the invariants share the recording and must only read it).
+func TestCheckAllSideBySide(t *testing.T) {
+	for _, rec := range []*builder{largeRecording(200), failurePolicyRecording(200, 50)} {
+		ctx := Context{Job: "j", Finalizer: fin}
+		got := CheckAll(ctx, rec.tl)
+		if len(got) != len(All) {
+			t.Fatalf("%d results for %d invariants", len(got), len(All))
+		}
+		for i, inv := range All {
+			want := inv.Evaluate(ctx, rec.tl)
+			if got[i].Invariant != inv.Name || fmt.Sprint(got[i]) != fmt.Sprint(want) {
+				t.Errorf("result %d: %+v, judged alone: %+v", i, got[i], want)
+			}
+		}
+	}
+}
