@@ -349,6 +349,30 @@ func TestFinalizerReleased(t *testing.T) {
 		}
 	}
 	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, deleteFirst)
+	// The deletions written before the interim condition (revision order,
+	// as a controller deletes first) but recorded up to 9 s after it, the
+	// first release 11 s after it: no stall of 10 s.
+	lagged := newBuilder()
+	for i := 0; i < 10; i++ {
+		lagged.pod(fmt.Sprintf("p%02d", i), running)
+	}
+	var deletions []int
+	for i := 0; i < 10; i++ {
+		lagged.pod(fmt.Sprintf("p%02d", i), deleting)
+		deletions = append(deletions, len(lagged.tl)-1)
+	}
+	lagged.status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+	})
+	condAt := lagged.now
+	for i, seq := range deletions {
+		lagged.tl[seq].Time = condAt.Add(time.Duration(i+1) * 900 * time.Millisecond)
+	}
+	lagged.wait(11 * time.Second)
+	for i := 0; i < 10; i++ {
+		lagged.pod(fmt.Sprintf("p%02d", i), unfinalized)
+	}
+	expectOK(t, FinalizerReleased, Context{Finalizer: fin}, lagged)
 	// Nothing released at first: the bound runs from the start of finishing.
 	expectViolation(t, FinalizerReleased, Context{Finalizer: fin}, many(0),
 		"pods p00, p01, p02 and 17 more still keep "+fin+" 12.1s after the Job started finishing")
