@@ -30,7 +30,8 @@ var ReleaseWithin = 10 * time.Second
 // pods' tracking finalizers without waiting for them to end, and none keeps
 // one once the Job is finished. Its work on them may not stall: no pod keeps
 // the finalizer ReleaseWithin after the Job started finishing or after the
-// controller last deleted or released one of them, whichever is later. The
+// controller last deleted or released one of them (its deletions just before
+// the interim condition included), whichever is later. The
 // bound runs from the last of that work, not from the start only, because
 // deleting and releasing N running pods takes 2N requests: the built-in, at
 // this harness's 200 requests a second for kube-controller-manager (upstream
