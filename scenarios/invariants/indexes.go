@@ -171,8 +171,12 @@ var IndexFailureCount = Invariant{
 			// entry). Unless only failed pods are replaced, a pod being
 			// deleted that has not succeeded counts as failed too (v1.37.1
 			// isPodFailed): its replacement carries its count plus one.
+			// The pod a replacement follows is the failed one with the most
+			// failures (v1.37.1 getPodsWithDelayedDeletionPerIndex), not
+			// the last to fail: a pod killed with a grace period may end
+			// after its own replacement failed (chaos seeded-soak).
 			if countsAsFailed(p, j) {
-				if prev := failed[ix]; prev == nil || prev.UID != p.UID {
+				if prev := failed[ix]; prev == nil || prev.UID == p.UID || absoluteFailures(prev) <= absoluteFailures(p) {
 					failed[ix] = p
 				}
 			}
