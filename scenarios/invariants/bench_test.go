@@ -117,7 +117,13 @@ func BenchmarkCheckAll(b *testing.B) {
 // invariant's own, in All's order, as judged one at a time (run with -race:
 // the invariants share the recording and must only read it).
 func TestCheckAllSideBySide(t *testing.T) {
-	for _, rec := range []*builder{largeRecording(200), failurePolicyRecording(200, 50)} {
+	// A finished Job whose pod keeps its finalizer: some results carry
+	// violations, so the comparison compares them too.
+	kept := newBuilder().pod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }).status(func(s *batchv1.JobStatus) {
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, ""), cond(batchv1.JobComplete, "")}
+	})
+	violations := 0
+	for _, rec := range []*builder{largeRecording(200), failurePolicyRecording(200, 50), kept} {
 		ctx := Context{Job: "j", Finalizer: fin}
 		got := CheckAll(ctx, rec.tl)
 		if len(got) != len(All) {
@@ -128,6 +134,10 @@ func TestCheckAllSideBySide(t *testing.T) {
 			if got[i].Invariant != inv.Name || fmt.Sprint(got[i]) != fmt.Sprint(want) {
 				t.Errorf("result %d: %+v, judged alone: %+v", i, got[i], want)
 			}
+			violations += len(got[i].Violations)
 		}
+	}
+	if violations == 0 {
+		t.Error("no violation in any result: the comparison compared only empty results")
 	}
 }

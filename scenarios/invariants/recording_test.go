@@ -2,16 +2,11 @@ package invariants
 
 import (
 	"compress/gzip"
-	"encoding/json"
 	"flag"
 	"io"
 	"os"
 	"strings"
 	"testing"
-
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
@@ -46,29 +41,9 @@ func TestJudgeRecording(t *testing.T) {
 		}
 		r = zr
 	}
-	data, err := io.ReadAll(r)
+	tl, err := timeline.ReadTimeline(r)
 	if err != nil {
 		t.Fatal(err)
-	}
-	lines, err := timeline.ParseLines(string(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tl timeline.Timeline
-	for _, l := range lines {
-		var obj runtime.Object
-		switch l.Kind {
-		case "Pod":
-			obj = &corev1.Pod{}
-		case "Job":
-			obj = &batchv1.Job{}
-		default:
-			continue
-		}
-		if err := json.Unmarshal(l.Object, obj); err != nil {
-			t.Fatalf("%s %s: %v", l.Kind, l.Name, err)
-		}
-		tl = append(tl, timeline.Entry{Seq: len(tl), Time: l.Time, Type: l.Type, Kind: l.Kind, Name: l.Name, Object: obj})
 	}
 	ctx := Context{Job: *recordingJob, Finalizer: *recordingFin, Version: *recordingVer, BuiltIn: *recordingBI}
 	for _, res := range CheckAll(ctx, tl) {

@@ -30,6 +30,17 @@ func TestLinesRoundTrip(t *testing.T) {
 	if len(lines) != 2 || !lines[0].Time.Equal(at) || lines[1].Type != Deleted || lines[1].Kind != "Pod" || !strings.Contains(string(lines[0].Object), `"active":2`) {
 		t.Fatalf("lines %+v", lines)
 	}
+	back, err := ReadTimeline(strings.NewReader(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 2 || back[0].Job() == nil || back[0].Job().Status.Active != 2 || back[1].Pod() == nil ||
+		back[1].Pod().Status.Phase != corev1.PodFailed || back[1].Seq != 1 || !back[1].Time.Equal(at.Add(time.Second)) {
+		t.Fatalf("read back %+v", back)
+	}
+	if _, err := ReadTimeline(strings.NewReader(`{"kind":"Secret","object":{}}` + "\n")); err == nil || !strings.Contains(err.Error(), "unknown kind") {
+		t.Fatalf("an unknown kind: %v", err)
+	}
 	if _, err := ParseLines("{\"time\":1}\n"); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Fatalf("a bad line: %v", err)
 	}
