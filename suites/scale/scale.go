@@ -103,7 +103,7 @@ func register() {
 		}
 		o := harness.OptionsOf(st)
 		o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
-		o.Cluster.Nodes, o.Cluster.NodesPerGroup = shape.NodeGroups, shape.NodesPerGroup
+		o.Cluster.Nodes, o.Cluster.NodesPerGroup, o.Cluster.NodeLeaseSeconds = shape.NodeGroups, shape.NodesPerGroup, shape.NodeLeaseSeconds
 		o.Cluster.AuditUsers = []string{BuiltInUser, controllers.ReferenceUser, SlowedUser}
 		fmt.Fprintf(GinkgoWriter, "scale suite (%s): a local cluster of %d kwok nodes\n", env.form, shape.NodeGroups*shape.NodesPerGroup)
 		env.setup, err = harness.Setup(ctx, o)

@@ -67,6 +67,11 @@ type Config struct {
 	// nodes together); NodesPerGroup the nodes each owns. Defaults 3 and 1.
 	NodeGroups    int
 	NodesPerGroup int
+	// NodeLeaseSeconds is how long a kwok node's Lease is valid (kwok renews
+	// it every quarter of that); 0 is a kubelet's 40 s. When set, the node
+	// lifecycle controller's grace period is 10 s longer (the defaults' 40
+	// and 50 s), so a node is lost only once its lease has lapsed.
+	NodeLeaseSeconds int
 	// FeatureGates are passed to the apiserver, controller-manager and scheduler.
 	FeatureGates map[string]bool
 	// ExtraArgs are appended to a component's flags (later flags win).
@@ -122,6 +127,9 @@ func (c *Config) setDefaults() error {
 		}
 	default:
 		return fmt.Errorf("unknown node kind %q: use %q or %q", c.NodeKind, NodesKwok, NodesKubelet)
+	}
+	if c.NodeLeaseSeconds < 0 || (c.NodeLeaseSeconds > 0 && c.NodeKind != NodesKwok) {
+		return fmt.Errorf("NodeLeaseSeconds %d: a positive number of seconds, and only for kwok nodes (a kubelet keeps its own lease)", c.NodeLeaseSeconds)
 	}
 	if c.NodeGroups < 1 || c.NodesPerGroup < 1 {
 		return fmt.Errorf("a local cluster needs at least one node group of at least one node (got %d groups of %d)", c.NodeGroups, c.NodesPerGroup)

@@ -217,6 +217,9 @@ func (c *Cluster) args(comp Component, st componentState) []string {
 			"--kube-api-burst=400",
 			"--controllers="+strings.Join(kcmControllers, ","),
 		)
+		if c.cfg.NodeLeaseSeconds > 0 {
+			a = append(a, fmt.Sprintf("--node-monitor-grace-period=%ds", c.cfg.NodeLeaseSeconds+10))
+		}
 	case Scheduler:
 		a = c.controlLoopArgs(serving, "kube-scheduler.kubeconfig")
 	}

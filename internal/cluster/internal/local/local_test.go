@@ -136,3 +136,42 @@ sigs.k8s.io/kwok/pkg/utils/lifecycle.(*Stage).init(0xe883f51a780, 0xe883f8141b0)
 		}
 	}
 }
+
+// TestNodeLease: a longer lease reaches kwok's configuration and the node
+// lifecycle controller's grace period follows it; by default both are left
+// as a kubelet's and the release's.
+func TestNodeLease(t *testing.T) {
+	for _, tc := range []struct {
+		lease     int
+		wantKwok  string
+		wantGrace string // "" for no flag
+	}{
+		{0, "nodeLeaseDurationSeconds: 40\n", ""},
+		{240, "nodeLeaseDurationSeconds: 240\n", "--node-monitor-grace-period=250s"},
+	} {
+		c := &Cluster{cfg: Config{NodeLeaseSeconds: tc.lease}, stateDir: t.TempDir()}
+		if err := c.writeKwokConfig(); err != nil {
+			t.Fatal(err)
+		}
+		conf, err := os.ReadFile(c.kwokConfigPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(conf), "nodeLeaseDurationSeconds:"); n != 1 || !strings.Contains(string(conf), tc.wantKwok) {
+			t.Errorf("lease %d: kwok configuration has %d lease lines, want one %q", tc.lease, n, tc.wantKwok)
+		}
+		var grace []string
+		for _, a := range c.args(ControllerManager, componentState{}) {
+			if strings.HasPrefix(a, "--node-monitor-grace-period") {
+				grace = append(grace, a)
+			}
+		}
+		if want := []string{tc.wantGrace}; (tc.wantGrace == "" && len(grace) > 0) || (tc.wantGrace != "" && strings.Join(grace, " ") != want[0]) {
+			t.Errorf("lease %d: controller-manager grace flags %q, want %q", tc.lease, grace, tc.wantGrace)
+		}
+	}
+	bad := Config{NodeLeaseSeconds: 240, NodeKind: NodesKubelet}
+	if err := bad.setDefaults(); err == nil {
+		t.Error("a node lease for kubelet nodes was accepted")
+	}
+}

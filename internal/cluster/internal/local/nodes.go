@@ -31,9 +31,19 @@ var kwokConfig []byte
 
 func (c *Cluster) kwokConfigPath() string { return filepath.Join(c.stateDir, "kwok.yaml") }
 
+// defaultLease is kwokConfig's node lease line, a kubelet's 40 s.
+var defaultLease = []byte("nodeLeaseDurationSeconds: 40\n")
+
 func (c *Cluster) writeKwokConfig() error {
 	var buf bytes.Buffer
-	buf.Write(kwokConfig)
+	conf := kwokConfig
+	if c.cfg.NodeLeaseSeconds > 0 {
+		if bytes.Count(conf, defaultLease) != 1 {
+			return fmt.Errorf("stages/kwok.yaml: no single %q line to set the lease in", bytes.TrimSpace(defaultLease))
+		}
+		conf = bytes.Replace(conf, defaultLease, fmt.Appendf(nil, "nodeLeaseDurationSeconds: %d\n", c.cfg.NodeLeaseSeconds), 1)
+	}
+	buf.Write(conf)
 	buf.WriteString("\n---\n")
 	buf.Write(c.cfg.KwokStages)
 	return os.WriteFile(c.kwokConfigPath(), buf.Bytes(), 0o644)

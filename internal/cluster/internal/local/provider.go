@@ -26,7 +26,7 @@ var _ provider.Cluster = (*Cluster)(nil)
 // that make pods behave (see Config.KwokStages).
 func Create(ctx context.Context, cfg provider.Config, stages []byte) (provider.Cluster, error) {
 	c, err := Start(ctx, Config{
-		Name: cfg.Name, Version: cfg.Version, NodeGroups: cfg.Nodes, NodesPerGroup: cfg.NodesPerGroup,
+		Name: cfg.Name, Version: cfg.Version, NodeGroups: cfg.Nodes, NodesPerGroup: cfg.NodesPerGroup, NodeLeaseSeconds: cfg.NodeLeaseSeconds,
 		FeatureGates: cfg.FeatureGates, ExtraArgs: cfg.ExtraArgs, LogDir: cfg.LogDir,
 		Progress: cfg.Progress, KwokStages: stages, NodeKind: cfg.NodeKind, AuditUsers: cfg.AuditUsers,
 	})
