@@ -50,7 +50,7 @@ drill:
 
 ## scale: the scale suite alone, the built-in, the reference and a slowed reference side by side:
 ## SCALE=1k (default) 1,000-pod Jobs on 100 kwok nodes, about 15 minutes on 2 cores;
-## SCALE=10k 10,000-pod Jobs on 1,000 kwok nodes, about 4-5 hours (8 h limit; docs/scale.md)
+## SCALE=10k 10,000-pod Jobs on 1,000 kwok nodes, about 2 h 20 min (8 h limit; docs/scale.md)
 SCALE ?= 1k
 scale:
 	$(JOBCONFORM) run --suites scale --scale $(SCALE) $(ARGS)
