@@ -73,6 +73,9 @@ func fromAudit(log string, offset int64, user string, f *reports.Figures) error 
 		return err
 	}
 	defer file.Close()
+	if st, err := file.Stat(); err == nil && st.Size() < offset {
+		return fmt.Errorf("the apiserver's audit log %s is shorter (%d bytes) than when the run began (%d): it was rotated, the run's requests are not counted", log, st.Size(), offset)
+	}
 	if _, err := file.Seek(offset, io.SeekStart); err != nil {
 		return err
 	}

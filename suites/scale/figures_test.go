@@ -85,4 +85,9 @@ func TestFromAuditReadsFromTheOffset(t *testing.T) {
 	if f.Requests != 3 || f.StatusWrites != 2 || f.Conflicts != 1 || f.ByVerb["create pods"] != 1 || f.ByVerb["watch pods"] != 1 {
 		t.Errorf("figures: %+v", f)
 	}
+	// A log rotated during the run (shorter than at its start) is an
+	// error, not a run with no requests.
+	if err := fromAudit(log, int64(len(body))+1, "u", &reports.Figures{}); err == nil {
+		t.Error("a rotated audit log read as a run with no requests")
+	}
 }
