@@ -138,19 +138,11 @@ func withoutFieldSets(obj runtime.Object) runtime.Object {
 // ParseLines reads what Lines wrote.
 func ParseLines(s string) ([]Line, error) {
 	var out []Line
-	sc := bufio.NewScanner(strings.NewReader(s))
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var l Line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("timeline line %d: %w", n, err)
-		}
+	err := scanLines(strings.NewReader(s), func(_ int, l Line) error {
 		out = append(out, l)
-	}
-	return out, sc.Err()
+		return nil
+	})
+	return out, err
 }
 
 // ReadTimeline reads back what WriteLines wrote, a line at a time, as
@@ -158,16 +150,7 @@ func ParseLines(s string) ([]Line, error) {
 // another kind is an error): a recording kept on disk judged again.
 func ReadTimeline(r io.Reader) (Timeline, error) {
 	var out Timeline
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var l Line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("timeline line %d: %w", n, err)
-		}
+	err := scanLines(r, func(n int, l Line) error {
 		var obj runtime.Object
 		switch l.Kind {
 		case "Job":
@@ -179,12 +162,35 @@ func ReadTimeline(r io.Reader) (Timeline, error) {
 		case "Event":
 			obj = &corev1.Event{}
 		default:
-			return nil, fmt.Errorf("timeline line %d: unknown kind %q", n, l.Kind)
+			return fmt.Errorf("timeline line %d: unknown kind %q", n, l.Kind)
 		}
 		if err := json.Unmarshal(l.Object, obj); err != nil {
-			return nil, fmt.Errorf("timeline line %d (%s %s): %w", n, l.Kind, l.Name, err)
+			return fmt.Errorf("timeline line %d (%s %s): %w", n, l.Kind, l.Name, err)
 		}
 		out = append(out, Entry{Seq: len(out), Time: l.Time, Type: l.Type, Kind: l.Kind, Name: l.Name, Object: obj})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, sc.Err()
+	return out, nil
+}
+
+// scanLines calls fn with each non-blank JSON line of r and its number.
+func scanLines(r io.Reader, fn func(n int, l Line) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var l Line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return fmt.Errorf("timeline line %d: %w", n, err)
+		}
+		if err := fn(n, l); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
