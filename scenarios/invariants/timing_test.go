@@ -13,6 +13,10 @@ func TestBackoff(t *testing.T) {
 		if got := Backoff(n); got != want {
 			t.Errorf("Backoff(%d) = %s, want %s", n, got, want)
 		}
+		// A controller one doubling slow misses the bound.
+		if bound := ReplacementBound(n); Backoff(n+1) <= bound && Backoff(n+1) < BackoffMax {
+			t.Errorf("ReplacementBound(%d) = %s lets a doubled backoff %s pass", n, bound, Backoff(n+1))
+		}
 	}
 }
 
@@ -69,13 +73,20 @@ func TestReplacementTiming(t *testing.T) {
 	v134.pod("b", nil)
 	expectOK(t, ReplacementTiming, Context{}, v134)
 
-	// The second failure doubles the bound: 24s after it is fine.
+	// The second failure doubles the backoff: the bound is 20s + 5s + 5s,
+	// so 29s after it is fine and 31s is late.
 	second := newBuilder(tof).pod("a", running).pod("a", failed)
 	second.wait(10 * time.Second)
 	second.pod("b", running).pod("b", failed)
-	second.wait(24 * time.Second)
+	second.wait(29 * time.Second)
 	second.pod("c", nil)
 	expectOK(t, ReplacementTiming, Context{}, second)
+	secondLate := newBuilder(tof).pod("a", running).pod("a", failed)
+	secondLate.wait(10 * time.Second)
+	secondLate.pod("b", running).pod("b", failed)
+	secondLate.wait(31 * time.Second)
+	secondLate.pod("c", nil)
+	expectViolation(t, ReplacementTiming, Context{}, secondLate, "(bound 30s: backoff 20s after 2 failures")
 
 	// Indexed: matched by index; index 1 replaced late even though index 0's
 	// new pod came early.
