@@ -115,6 +115,13 @@ func register() {
 		}
 		env.client, env.version, err = kube.Client(env.setup.Kubeconfig, env.setup.Version)
 		Expect(err).NotTo(HaveOccurred())
+		all, err := catalog.LoadScale(env.form)
+		Expect(err).NotTo(HaveOccurred())
+		cs, err := harness.ControllersUnderTest()
+		Expect(err).NotTo(HaveOccurred())
+		warm, err := warmUpScenario(all)
+		Expect(err).NotTo(HaveOccurred())
+		warmUp(ctx, warm, cs[0])
 	}, NodeTimeout(60*time.Minute))
 
 	AfterSuite(func() {

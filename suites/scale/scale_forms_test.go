@@ -3,6 +3,8 @@ package scale
 import (
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -38,3 +40,20 @@ func TestSlowedRunsBesideTheReference(t *testing.T) {
 }
 
 func referenceController() []runner.Controller { return []runner.Controller{runner.Reference} }
+
+func TestWarmUpScenario(t *testing.T) {
+	for _, form := range []string{"1k", "10k"} {
+		all, err := catalog.LoadScale(form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := warmUpScenario(all)
+		if err != nil {
+			t.Fatalf("%s: %v", form, err)
+		}
+		want := map[string]int32{"1k": 500, "10k": 1000}[form]
+		if got := ptr.Deref(s.Job.Parallelism, 0); got != want {
+			t.Errorf("%s: the warm-up's parallelism is %d, want the form's largest, %d", form, got, want)
+		}
+	}
+}
