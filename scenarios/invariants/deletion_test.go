@@ -61,15 +61,15 @@ func TestDeletedJobOwesNoSettledCounts(t *testing.T) {
 	deleted.job.DeletionTimestamp = &metav1.Time{Time: deleted.now}
 	deleted.status(func(*batchv1.JobStatus) {})
 	deleted.pod("a", deleting)
-	deleted.wait(activeSettleWindow)
+	deleted.wait(countSettleWindow)
 	expectOK(t, ActiveSettles, Context{End: deleted.now}, deleted)
 	gone := newBuilder().pod("a", running).status(active(1))
 	jobGone(gone).pod("a", deleting)
-	gone.wait(activeSettleWindow)
+	gone.wait(countSettleWindow)
 	expectOK(t, ActiveSettles, Context{End: gone.now}, gone)
 	// The same pod going while the Job lives on is a verdict, as before.
 	live := newBuilder().pod("a", running).status(active(1))
 	live.pod("a", deleting)
-	live.wait(activeSettleWindow)
+	live.wait(countSettleWindow)
 	expectViolation(t, ActiveSettles, Context{End: live.now}, live, "status.active=1 but 0 pods were active")
 }

@@ -70,7 +70,14 @@ var ReplacementWaitsUnderFailed = Invariant{
 	},
 }
 
-// TerminatingSettles: once the cluster has been quiet for SettleWindow,
+// countSettleWindow is how quiet a timeline must stay before status.active
+// and status.terminating are held to the pods: twice SettleWindow, as every
+// pod's end changes them (seen on a saturated machine: a reference controller
+// counting a succeeded pod 5.7s after it ended; the CI's built-in, v1.37.1,
+// dropping a force-deleted pod from terminating 6.0s after it was gone).
+var countSettleWindow = 2 * SettleWindow
+
+// TerminatingSettles: once the cluster has been quiet for countSettleWindow,
 // status.terminating equals the Job's pods that are being deleted and not terminal.
 var TerminatingSettles = Invariant{
 	Name:        "terminating-settles",
@@ -78,18 +85,12 @@ var TerminatingSettles = Invariant{
 	// Releases with it keep a stale count until a backoff ends (seen on v1.34.3).
 	KnownBugs: []string{bugs.StaleStatusDuringBackoff.ID},
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
-		return settledCount(ctx, t, SettleWindow, "terminating-settles", "terminating", func(s batchv1.JobStatus) *int32 { return s.Terminating },
+		return settledCount(ctx, t, countSettleWindow, "terminating-settles", "terminating", func(s batchv1.JobStatus) *int32 { return s.Terminating },
 			func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil && !podTerminal(p) })
 	},
 }
 
-// activeSettleWindow is how quiet a timeline must stay before status.active
-// is held to the pods: twice SettleWindow, as every pod's end changes it (seen:
-// a reference controller on a saturated machine counting a succeeded pod
-// 5.7s after it ended).
-var activeSettleWindow = 2 * SettleWindow
-
-// ActiveSettles: once the cluster has been quiet for activeSettleWindow,
+// ActiveSettles: once the cluster has been quiet for countSettleWindow,
 // status.active equals the Job's pods that are neither terminal nor being
 // deleted (pkg/controller/job's FilterActivePods, v1.31.4 to v1.37.1).
 var ActiveSettles = Invariant{
@@ -101,7 +102,7 @@ var ActiveSettles = Invariant{
 		if ctx.ForeignManagedBy {
 			return nil // nobody here owes this Job a status
 		}
-		return settledCount(ctx, t, activeSettleWindow, "active-settles", "active", func(s batchv1.JobStatus) *int32 { return &s.Active },
+		return settledCount(ctx, t, countSettleWindow, "active-settles", "active", func(s batchv1.JobStatus) *int32 { return &s.Active },
 			func(p *corev1.Pod) bool { return p.DeletionTimestamp == nil && !podTerminal(p) })
 	},
 }
