@@ -23,7 +23,7 @@ const (
 // for the upper bound: the controllers batch pod events for 1s, timestamps
 // have 1s resolution and a sync plus a pod creation take a moment on a loaded
 // machine (the CI of 2026-11-27 saw the built-in replace a pod 5.4s past a
-// 20s backoff while 8 specs ran on two cores). A controller off by one
+// 20s backoff while the conformance suite ran 24 processes on two cores). A controller off by one
 // doubling still misses the bound: 2·B > B + B/4 + 5s for every B ≥ 10s.
 var ReplacementTolerance = 5 * time.Second
 

@@ -121,7 +121,9 @@ func register() {
 		Expect(err).NotTo(HaveOccurred())
 		warm, err := warmUpScenario(all)
 		Expect(err).NotTo(HaveOccurred())
-		warmUp(ctx, warm, cs[0])
+		if len(cs) > 0 {
+			warmUp(ctx, warm, cs[0])
+		}
 	}, NodeTimeout(60*time.Minute))
 
 	AfterSuite(func() {
