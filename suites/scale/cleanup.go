@@ -29,7 +29,7 @@ const cleanupMargin = time.Minute
 // meanwhile shared the apiserver and the kwok nodes with that removal (the
 // built-in's 10k run that followed another was slowed by it). The wait ends
 // cleanupMargin before ctx's deadline at the latest; it tells whether the
-// namespace went, and shows its pods left every progressEvery.
+// namespace went, and shows its pods left every progressEvery and when it went.
 func awaitRemoved(ctx context.Context, w io.Writer, client kubernetes.Interface, spec, ns string) (gone bool, waited time.Duration) {
 	start := time.Now()
 	limit := 20 * time.Minute
@@ -51,7 +51,11 @@ func awaitRemoved(ctx context.Context, w io.Writer, client kubernetes.Interface,
 		}
 		return false, nil // a failed read is tried again until the limit
 	})
-	return err == nil, time.Since(start)
+	if err != nil {
+		return false, time.Since(start)
+	}
+	fmt.Fprintf(w, "%s: namespace %s removed in %s\n", spec, ns, time.Since(start).Round(time.Second))
+	return true, time.Since(start)
 }
 
 // podsLeft says how many pods namespace ns still has, from a one-item list

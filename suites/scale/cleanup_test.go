@@ -3,6 +3,7 @@ package scale
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,9 @@ func TestAwaitRemoved(t *testing.T) {
 	var out bytes.Buffer
 	if gone, waited := awaitRemoved(context.Background(), &out, client, "[x] s", "ns"); !gone || waited < time.Second {
 		t.Errorf("removed after 1.5s: gone=%v after %s", gone, waited)
+	}
+	if !strings.Contains(out.String(), "[x] s: namespace ns removed in") {
+		t.Errorf("the removal is not shown: %q", out.String())
 	}
 
 	// Never removed: the wait ends cleanupMargin before the spec's deadline,

@@ -81,6 +81,10 @@ var env struct {
 	client  kubernetes.Interface
 	version string
 	form    string
+	// scenarios and under are the form's scenarios and the controllers
+	// under test, as the spec tree was built from them.
+	scenarios []*scenarios.Scenario
+	under     []runner.Controller
 	// progress shows each spec's course as it runs; closeProgress closes it.
 	progress      io.Writer
 	closeProgress func() error
@@ -115,14 +119,10 @@ func register() {
 		}
 		env.client, env.version, err = kube.Client(env.setup.Kubeconfig, env.setup.Version)
 		Expect(err).NotTo(HaveOccurred())
-		all, err := catalog.LoadScale(env.form)
-		Expect(err).NotTo(HaveOccurred())
-		cs, err := harness.ControllersUnderTest()
-		Expect(err).NotTo(HaveOccurred())
-		warm, err := warmUpScenario(all)
-		Expect(err).NotTo(HaveOccurred())
-		if len(cs) > 0 {
-			warmUp(ctx, warm, cs[0])
+		if len(env.under) > 0 {
+			warm, err := warmUpScenario(env.scenarios)
+			Expect(err).NotTo(HaveOccurred())
+			warmUp(ctx, warm, env.under[0])
 		}
 	}, NodeTimeout(60*time.Minute))
 
@@ -156,6 +156,7 @@ func register() {
 			It("reads the controllers under test", func() { Fail(err.Error()) })
 			return
 		}
+		env.scenarios, env.under = all, cs // for the warm-up
 		for _, s := range all {
 			for _, c := range Controllers(cs, s.Name) {
 				It(fmt.Sprintf("[%s] %s", c.Name, s.Name), Label(append([]string{"scale"}, s.Features...)...), func(ctx SpecContext) {
@@ -233,9 +234,7 @@ func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	}
 	if r.Namespace != "" {
 		spec := fmt.Sprintf("[%s] %s", c.Name, s.Name)
-		if gone, waited := awaitRemoved(ctx, env.progress, env.client, spec, r.Namespace); gone {
-			fmt.Fprintf(env.progress, "%s: namespace %s removed in %s\n", spec, r.Namespace, waited.Round(time.Second))
-		} else {
+		if gone, waited := awaitRemoved(ctx, env.progress, env.client, spec, r.Namespace); !gone {
 			AddReportEntry("scale figures: the next spec shares the cluster", fmt.Sprintf("namespace %s was still being removed after %s: the next spec's figures include its removal", r.Namespace, waited.Round(time.Second)))
 		}
 	}
