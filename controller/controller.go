@@ -77,9 +77,6 @@ type Options struct {
 	MaxPodsPerSync int
 	// Clock is for tests; default the real clock.
 	Clock clock.WithTicker
-	// Faults break promises on purpose, so that tests can show the harness
-	// catches a broken controller (faults.go). Never set them in earnest.
-	Faults FaultSet
 }
 
 // Controller reconciles Jobs.
@@ -117,14 +114,9 @@ type Controller struct {
 	// finishedJobs remembers Jobs this process wrote a terminal condition for,
 	// so a sync on a stale cache does not act on them again.
 	finishedJobs sync.Map
-	// firstTemplates holds each Job's pod template as first synced: the
-	// stale-template fault creates pods from it.
-	firstTemplates sync.Map
 	// stale: versions of Jobs the cache may hold that the apiserver has
 	// replaced (jobToSync reads those Jobs live).
 	stale *staleVersions
-	// started is when this controller was made (the start-suspended-on-restart fault).
-	started time.Time
 }
 
 // New wires a Controller to informers from factory; call factory.Start after.
@@ -151,7 +143,6 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 	podInformer := factory.Core().V1().Pods()
 	broadcaster := record.NewBroadcaster()
 	c := &Controller{
-		started:               opts.Clock.Now(),
 		opts:                  opts,
 		client:                client,
 		clock:                 opts.Clock,
@@ -170,9 +161,6 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		notRunning:            lru.New(4096),
 	}
 	c.finalizer = TrackingFinalizer
-	if opts.Faults.Has(FaultBuiltInFinalizer) {
-		c.finalizer = batchv1.JobTrackingFinalizer
-	}
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{ownerIndex: indexByOwnerUID}); err != nil {
 		return nil, err
 	}
@@ -313,19 +301,15 @@ func (c *Controller) deleteJob(obj any) {
 	// at once under its name is found by the next sync, which so never sees
 	// the name free, and must not wait out its predecessor's pod-failure
 	// backoff (as upstream's deleteJob handler, kubernetes/kubernetes#132042).
-	if !c.opts.Faults.Has(FaultKeepBackoffOnRecreate) {
-		c.backoff.remove(jobKey(job))
-		c.stale.forget(jobKey(job))
-	}
+	c.backoff.remove(jobKey(job))
+	c.stale.forget(jobKey(job))
 	c.enqueue(job, 0)
 }
 
 func (c *Controller) forgetJob(key string) {
 	c.expectations.delete(key)
 	c.finalizerExpectations.delete(key)
-	if !c.opts.Faults.Has(FaultKeepBackoffOnRecreate) {
-		c.backoff.remove(key)
-	}
+	c.backoff.remove(key)
 	c.stale.forget(key)
 }
 
@@ -437,7 +421,7 @@ func (c *Controller) deletePod(obj any) {
 // released the pod), so the pod can go. The owner is checked with a live
 // read, not the cache.
 func (c *Controller) releaseOrphan(pod *corev1.Pod) {
-	if !c.tracked(pod) || c.opts.Faults.Has(FaultNoReleaseOnDeletion) {
+	if !c.tracked(pod) {
 		return
 	}
 	if job := c.jobOfPod(pod); job != nil && !jobFinished(job) {

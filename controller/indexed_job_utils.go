@@ -106,7 +106,7 @@ func (c *Controller) indexFailed(job *batchv1.Job, p *corev1.Pod) bool {
 	}
 	counted := true
 	if job.Spec.PodFailurePolicy != nil {
-		_, count, action := c.matchPolicy(job, p)
+		_, count, action := matchFailurePolicy(job.Spec.PodFailurePolicy, p)
 		if action != nil && *action == batchv1.PodFailurePolicyActionFailIndex {
 			return true
 		}
@@ -169,7 +169,7 @@ func (c *Controller) nextIndexFailureCounts(job *batchv1.Job, failed *corev1.Pod
 	}
 	count := annotationInt(failed, batchv1.JobIndexFailureCountAnnotation)
 	ignored := annotationInt(failed, batchv1.JobIndexIgnoredFailureCountAnnotation)
-	if _, counted, _ := c.matchPolicy(job, failed); counted {
+	if _, counted, _ := matchFailurePolicy(job.Spec.PodFailurePolicy, failed); counted {
 		count++
 	} else {
 		ignored++

@@ -8,41 +8,11 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 )
 
 // matchFailurePolicy applies a podFailurePolicy to a failed pod: the first
 // matching rule decides. It returns the FailJob message (nil otherwise),
 // whether the failure counts towards backoffLimit, and the matched action.
-// matchPolicy is matchFailurePolicy for this controller (with its faults).
-func (c *Controller) matchPolicy(job *batchv1.Job, p *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {
-	policy := job.Spec.PodFailurePolicy
-	if p.DeletionTimestamp != nil && c.opts.Faults.Has(FaultPolicySkipsDeleted) {
-		policy = nil // counted as a plain failure
-	}
-	if policy != nil && c.opts.Faults.Has(FaultLastRuleWins) {
-		policy = policy.DeepCopy()
-		slices.Reverse(policy.Rules)
-	}
-	if policy != nil && c.opts.Faults.Has(FaultNotInAsIn) {
-		policy = policy.DeepCopy()
-		for _, r := range policy.Rules {
-			if r.OnExitCodes != nil && r.OnExitCodes.Operator == batchv1.PodFailurePolicyOnExitCodesOpNotIn {
-				r.OnExitCodes.Operator = batchv1.PodFailurePolicyOnExitCodesOpIn
-			}
-		}
-	}
-	msg, counted, action := matchFailurePolicy(policy, p)
-	switch {
-	case action == nil:
-	case *action == batchv1.PodFailurePolicyActionIgnore && c.opts.Faults.Has(FaultCountIgnored):
-		return nil, true, ptr.To(batchv1.PodFailurePolicyActionCount)
-	case *action == batchv1.PodFailurePolicyActionFailJob && c.opts.Faults.Has(FaultIgnoreFailJob):
-		return nil, true, ptr.To(batchv1.PodFailurePolicyActionCount)
-	}
-	return msg, counted, action
-}
-
 func matchFailurePolicy(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {
 	if policy == nil {
 		return nil, true, nil
@@ -117,7 +87,7 @@ func (c *Controller) failJobMessage(job *batchv1.Job, pods []*corev1.Pod) *strin
 	}
 	for _, p := range pods {
 		if c.podFailed(p, job) {
-			if msg, _, _ := c.matchPolicy(job, p); msg != nil {
+			if msg, _, _ := matchFailurePolicy(job.Spec.PodFailurePolicy, p); msg != nil {
 				return msg
 			}
 		}
@@ -129,7 +99,7 @@ func (c *Controller) failJobMessage(job *batchv1.Job, pods []*corev1.Pod) *strin
 func (c *Controller) countedFailures(job *batchv1.Job, failed []*corev1.Pod) int32 {
 	n := int32(0)
 	for _, p := range failed {
-		if _, count, _ := c.matchPolicy(job, p); count {
+		if _, count, _ := matchFailurePolicy(job.Spec.PodFailurePolicy, p); count {
 			n++
 		}
 	}

@@ -33,38 +33,6 @@ func indexByOwnerUID(obj any) ([]string, error) {
 // tracked tells whether p carries this controller's tracking finalizer.
 func (c *Controller) tracked(p *corev1.Pod) bool { return slices.Contains(p.Finalizers, c.finalizer) }
 
-// podFinalizer is the finalizer new pods get ("" under the no-finalizer fault).
-func (c *Controller) podFinalizer() string {
-	if c.opts.Faults.Has(FaultNoFinalizer) {
-		return ""
-	}
-	return c.finalizer
-}
-
-// templateJob is the Job new pods are rendered from: job itself, or under
-// the stale-template fault the Job with the template it had when first seen.
-func (c *Controller) templateJob(job *batchv1.Job) *batchv1.Job {
-	if !c.opts.Faults.Has(FaultStaleTemplate) {
-		return job
-	}
-	first, _ := c.firstTemplates.LoadOrStore(job.UID, job.Spec.Template.DeepCopy())
-	stale := job.DeepCopy()
-	stale.Spec.Template = *first.(*corev1.PodTemplateSpec).DeepCopy()
-	return stale
-}
-
-// breakIdentity takes from a new pod what the identity faults leave out.
-func (c *Controller) breakIdentity(pod *corev1.Pod) {
-	if c.opts.Faults.Has(FaultNoIndexHostname) {
-		pod.Spec.Hostname = ""
-	}
-	if c.opts.Faults.Has(FaultOwnerWithoutBlock) {
-		for i := range pod.OwnerReferences {
-			pod.OwnerReferences[i].BlockOwnerDeletion = nil
-		}
-	}
-}
-
 func podTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
@@ -144,7 +112,7 @@ func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job) ([]*corev
 			pods = append(pods, p)
 			continue
 		}
-		if job.DeletionTimestamp == nil && !c.opts.Faults.Has(FaultNoRelease) {
+		if job.DeletionTimestamp == nil {
 			if err := c.releasePod(ctx, job, p); err != nil {
 				return nil, err
 			}
@@ -158,7 +126,7 @@ func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job) ([]*corev
 		return nil, err
 	}
 	for _, p := range candidates {
-		if ref := metav1.GetControllerOf(p); (ref != nil && !(c.opts.Faults.Has(FaultStealPods) && ref.UID != job.UID)) || p.DeletionTimestamp != nil {
+		if metav1.GetControllerOf(p) != nil || p.DeletionTimestamp != nil {
 			continue
 		}
 		adopted, err := c.adoptPod(ctx, job, p)
@@ -189,17 +157,9 @@ func (c *Controller) adoptPod(ctx context.Context, job *batchv1.Job, p *corev1.P
 		"ownerReferences": []metav1.OwnerReference{*controllerRef(job)},
 		"uid":             p.UID,
 	}
-	if f := c.podFinalizer(); f != "" && !c.opts.Faults.Has(FaultAdoptWithoutFinalizer) {
-		meta["finalizers"] = []string{f}
-	}
-	patchType := types.StrategicMergePatchType
-	if c.opts.Faults.Has(FaultStealPods) {
-		// Replace the other controller's reference instead of merging.
-		meta["ownerReferences"] = append([]metav1.OwnerReference{}, *controllerRef(job))
-		patchType = types.MergePatchType
-	}
+	meta["finalizers"] = []string{c.finalizer}
 	patch, _ := json.Marshal(map[string]any{"metadata": meta})
-	out, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, patchType, patch, metav1.PatchOptions{})
+	out, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
 		return nil, nil
 	}
@@ -308,16 +268,13 @@ func (c *Controller) podsForRemoval(job *batchv1.Job, active []*corev1.Pod, n in
 	sorted := append([]*corev1.Pod(nil), active...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		ri, rj := rank(sorted[i]), rank(sorted[j])
-		if c.opts.Faults.Has(FaultRemoveReadyFirst) {
-			ri, rj = rj, ri
-		}
 		if ri != rj {
 			return ri < rj
 		}
 		return sorted[i].CreationTimestamp.After(sorted[j].CreationTimestamp.Time)
 	})
 	var must, rest []*corev1.Pod
-	if isIndexed(job) && !c.opts.Faults.Has(FaultKeepBadIndexes) {
+	if isIndexed(job) {
 		kept := map[int]bool{}
 		// From the most valuable down, so that the pod kept for an index is its best.
 		for i := len(sorted) - 1; i >= 0; i-- {

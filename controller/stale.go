@@ -87,7 +87,7 @@ func (c *Controller) jobToSync(ctx context.Context, key string) (*batchv1.Job, [
 		if err != nil {
 			return nil, nil, err
 		}
-		if !c.Manages(job) && !c.opts.Faults.Has(FaultManagedByAtEnqueueOnly) {
+		if !c.Manages(job) {
 			// Checked here too, not only when queueing: a sync queued for a
 			// Job may run on another made since under its name.
 			return nil, nil, nil

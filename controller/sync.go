@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -68,7 +66,6 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 	if err != nil || job == nil {
 		return err
 	}
-	c.templateJob(job) // the stale-template fault remembers the first template it syncs
 	if jobFinished(job) {
 		c.backoff.remove(key)
 		c.finishedJobs.Delete(job.UID)
@@ -137,19 +134,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) error {
 			suspendChanged = c.updateSuspended(st)
 		}
 	}
-	if c.opts.Faults.Has(FaultActiveCountsTerminating) {
-		for _, p := range pods {
-			if podTerminating(p) {
-				active++
-			}
-		}
-	}
 	needsFlush := suspendChanged || active != job.Status.Active || !ptr.Equal(ptr.To(st.ready), job.Status.Ready)
 	job.Status.Active = active
 	job.Status.Ready = ptr.To(st.ready)
-	if c.opts.Faults.Has(FaultReadyNeverSet) {
-		job.Status.Ready = nil
-	}
 	needsFlush = c.setTerminating(job, st.terminating) || needsFlush
 	logger.V(4).Info("synced", "active", active, "ready", st.ready, "terminating", st.terminating, "succeeded", st.succeeded, "failed", st.failed)
 	if err := c.trackStatus(ctx, st, needsFlush); err != nil {
@@ -181,9 +168,6 @@ func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Po
 		}
 		if podTerminating(p) {
 			st.terminating++
-			if c.opts.Faults.Has(FaultReadyCountsTerminated) && podReady(p) {
-				st.ready++
-			}
 		}
 	}
 	newSucceeded, newFailed := c.newlyFinished(st)
@@ -206,35 +190,19 @@ func (c *Controller) observePods(key string, job *batchv1.Job, pods []*corev1.Po
 func (c *Controller) decideFinish(key string, st *syncState) {
 	job := st.job
 	st.finished = condition(job, batchv1.JobSuccessCriteriaMet)
-	if st.finished == nil && c.opts.Faults.Has(FaultSuccessFirst) && isIndexed(job) {
-		_, done := c.succeededIndexes(job, st.pods)
-		if msg, met := matchSuccessPolicy(job.Spec.SuccessPolicy, int(*job.Spec.Completions), done); met {
-			st.finished = c.newCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonSuccessPolicy, msg)
-		}
-	}
 	if st.finished == nil {
 		if ft := condition(job, batchv1.JobFailureTarget); ft != nil {
 			st.finished = ft
-		} else if c.opts.Faults.Has(FaultBackoffLimitFirst) && st.failed > *job.Spec.BackoffLimit {
-			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
 		} else if msg := c.failJobMessage(job, st.pods); msg != nil {
 			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonPodFailurePolicy, *msg)
 		}
 	}
 	if st.finished == nil {
 		switch {
-		case c.opts.Faults.Has(FaultDeadlineFirst) && c.pastActiveDeadline(job):
-			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline")
-		case (st.failed > *job.Spec.BackoffLimit && !(c.opts.Faults.Has(FaultPerIndexOnly) && hasBackoffLimitPerIndex(job))) || pastBackoffLimitOnFailure(job, st.pods) ||
-			(c.opts.Faults.Has(FaultBackoffLimitOffByOne) && st.failed == *job.Spec.BackoffLimit && st.failed > 0) ||
-			(c.opts.Faults.Has(FaultGlobalBackoffPerIndex) && hasBackoffLimitPerIndex(job) && st.failed > *job.Spec.BackoffLimitPerIndex):
+		case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, st.pods):
 			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
 		case c.pastActiveDeadline(job):
-			reason := batchv1.JobReasonDeadlineExceeded
-			if c.opts.Faults.Has(FaultWrongDeadlineReason) {
-				reason = batchv1.JobReasonBackoffLimitExceeded
-			}
-			st.finished = c.newCondition(batchv1.JobFailureTarget, reason, "Job was active longer than specified deadline")
+			st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline")
 		case job.Spec.ActiveDeadlineSeconds != nil && !suspended(job):
 			left := time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second - c.clock.Since(job.Status.StartTime.Time)
 			c.queue.AddAfter(key, left)
@@ -249,13 +217,13 @@ func (c *Controller) decideFinish(key string, st *syncState) {
 				failed, completions := len(st.failedIdx), int(*job.Spec.Completions)
 				if job.Spec.MaxFailedIndexes != nil && failed > int(*job.Spec.MaxFailedIndexes) {
 					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes")
-				} else if failed > 0 && (failed+len(st.succeededIndexes) >= completions || c.opts.Faults.Has(FaultFailedIndexFailsJob)) {
+				} else if failed > 0 && failed+len(st.succeededIndexes) >= completions {
 					st.finished = c.newCondition(batchv1.JobFailureTarget, batchv1.JobReasonFailedIndexes, "Job has failed indexes")
 				}
 			}
 			st.delayed = c.delayedDeletion(st)
 		}
-		if st.finished == nil && !c.opts.Faults.Has(FaultIgnoreSuccessPolicy) {
+		if st.finished == nil {
 			if msg, met := matchSuccessPolicy(job.Spec.SuccessPolicy, int(*job.Spec.Completions), st.succeededIndexes); met {
 				st.finished = c.newCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonSuccessPolicy, msg)
 			}
@@ -270,9 +238,6 @@ func (c *Controller) setTerminating(job *batchv1.Job, n int32) bool {
 	var want *int32
 	if c.opts.Gates.Enabled(JobPodReplacementPolicy) {
 		want = ptr.To(n)
-		if c.opts.Faults.Has(FaultNoTerminatingCount) {
-			want = ptr.To[int32](0)
-		}
 	}
 	changed := !ptr.Equal(want, job.Status.Terminating)
 	job.Status.Terminating = want
@@ -284,27 +249,16 @@ func (c *Controller) updateSuspended(st *syncState) bool {
 	now := c.clock.Now()
 	if suspended(job) {
 		changed := setCondition(job, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now)
-		if c.opts.Faults.Has(FaultNoSuspendedCondition) {
-			return false
-		}
 		if changed {
-			if !c.opts.Faults.Has(FaultNoSuspendEvents) {
-				st.events = append(st.events, event{corev1.EventTypeNormal, "Suspended", "Job suspended"})
-			}
-			if !c.opts.Faults.Has(FaultStaleStartTime) {
-				job.Status.StartTime = nil
-			}
+			st.events = append(st.events, event{corev1.EventTypeNormal, "Suspended", "Job suspended"})
+			job.Status.StartTime = nil
 		}
 		return changed
 	}
 	changed := setCondition(job, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
 	if changed {
-		if !c.opts.Faults.Has(FaultNoSuspendEvents) {
-			st.events = append(st.events, event{corev1.EventTypeNormal, "Resumed", "Job resumed"})
-		}
-		if !c.opts.Faults.Has(FaultStaleStartTime) {
-			job.Status.StartTime = ptr.To(metav1.NewTime(now))
-		}
+		st.events = append(st.events, event{corev1.EventTypeNormal, "Resumed", "Job resumed"})
+		job.Status.StartTime = ptr.To(metav1.NewTime(now))
 	}
 	return changed
 }
@@ -347,24 +301,19 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	job := st.job
 	active := int32(len(st.active))
 	var errs []error
-	if suspended(job) && !(c.opts.Faults.Has(FaultStartSuspendedOnRestart) && job.CreationTimestamp.Time.Before(c.started)) {
+	if suspended(job) {
 		// Pods a suspension removes are not the Job's failures: released
 		// first, they are never counted (upstream deleteJobPods).
-		ready, n, err := c.deletePods(ctx, key, job, st.active, !c.opts.Faults.Has(FaultCountSuspendedPods))
+		ready, n, err := c.deletePods(ctx, key, job, st.active, true)
 		active -= n
 		st.terminating += n
 		st.ready -= ready
 		return active, err
 	}
-	if c.opts.Faults.Has(FaultNoResumeReplacement) && slices.ContainsFunc(job.Status.Conditions, func(c batchv1.JobCondition) bool { return c.Type == batchv1.JobSuspended }) {
-		// The fault: once suspended, never create pods again (pods come back
-		// in the very sync that resumes, before Suspended=False is written).
-		return active, nil
-	}
 	parallelism := ptr.Deref(job.Spec.Parallelism, 1)
 	var want int32
 	if job.Spec.Completions == nil {
-		if st.succeeded > 0 && !c.opts.Faults.Has(FaultWorkQueueRefill) {
+		if st.succeeded > 0 {
 			want = active
 		} else {
 			want = parallelism
@@ -374,9 +323,6 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	}
 	remaining := activeWithoutRemoved(st.active, nil)
 	extra := max(active-want, 0)
-	if c.opts.Faults.Has(FaultNoScaleDown) && !isIndexed(job) && st.finished == nil {
-		extra = 0
-	}
 	if victims := c.podsForRemoval(job, st.active, int(min(extra, int32(c.opts.MaxPodsPerSync)))); len(victims) > 0 {
 		ready, n, err := c.deletePods(ctx, key, job, victims, true)
 		active -= n
@@ -389,19 +335,15 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 	}
 	// Under podReplacementPolicy Failed, terminating pods still hold their slot.
 	var holding int32
-	if c.onlyReplaceFailed(job) && !c.opts.Faults.Has(FaultReplaceTerminating) {
+	if c.onlyReplaceFailed(job) {
 		holding = st.terminating
 	}
 	diff := want - holding - active
 	if diff <= 0 {
 		return active, errors.Join(errs...)
 	}
-	if !hasBackoffLimitPerIndex(job) && !c.opts.Faults.Has(FaultNoBackoff) {
-		backoff := st.backoff
-		if c.opts.Faults.Has(FaultConstantBackoff) {
-			backoff.failuresAfterLastSuccess = min(backoff.failuresAfterLastSuccess, 1)
-		}
-		if wait := backoff.remaining(c.clock.Now()); wait > 0 {
+	if !hasBackoffLimitPerIndex(job) {
+		if wait := st.backoff.remaining(c.clock.Now()); wait > 0 {
 			c.queue.AddAfter(key, wait)
 			return active, errors.Join(errs...)
 		}
@@ -462,7 +404,7 @@ func (c *Controller) pendingIndexes(st *syncState, active []*corev1.Pod, n int) 
 	for _, p := range active {
 		taken.Insert(completionIndex(p))
 	}
-	if c.onlyReplaceFailed(st.job) && !c.opts.Faults.Has(FaultReplaceTerminating) {
+	if c.onlyReplaceFailed(st.job) {
 		for _, p := range st.pods {
 			if podTerminating(p) {
 				taken.Insert(completionIndex(p))
@@ -515,13 +457,9 @@ func (c *Controller) createPods(ctx context.Context, key string, st *syncState, 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				pod := newPod(c.templateJob(job), ix, c.podFinalizer())
-				c.breakIdentity(pod)
+				pod := newPod(job, ix, c.finalizer)
 				if hasBackoffLimitPerIndex(job) {
 					count, ignored := c.nextIndexFailureCounts(job, st.delayed[ix])
-					if c.opts.Faults.Has(FaultStaleIndexFailureCount) {
-						count, ignored = 0, 0
-					}
 					pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(count))
 					if ignored > 0 {
 						pod.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation] = strconv.Itoa(int(ignored))
@@ -659,14 +597,10 @@ func (c *Controller) newCondition(t batchv1.JobConditionType, reason, message st
 }
 
 func (c *Controller) pastActiveDeadline(job *batchv1.Job) bool {
-	if job.Spec.ActiveDeadlineSeconds == nil || job.Status.StartTime == nil || suspended(job) || c.opts.Faults.Has(FaultNoDeadline) {
+	if job.Spec.ActiveDeadlineSeconds == nil || job.Status.StartTime == nil || suspended(job) {
 		return false
 	}
-	start := job.Status.StartTime.Time
-	if c.opts.Faults.Has(FaultDeadlineFromCreation) {
-		start = job.CreationTimestamp.Time
-	}
-	return c.clock.Since(start) >= time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second
+	return c.clock.Since(job.Status.StartTime.Time) >= time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second
 }
 
 // pastBackoffLimitOnFailure: with restartPolicy OnFailure, failures show as
@@ -697,11 +631,7 @@ func pastBackoffLimitOnFailure(job *batchv1.Job, pods []*corev1.Pod) bool {
 // those plus the newly succeeded pods that still carry the finalizer.
 func (c *Controller) succeededIndexes(job *batchv1.Job, pods []*corev1.Pod) (prev, all indexSet) {
 	completions := int(*job.Spec.Completions)
-	limit := completions
-	if c.opts.Faults.Has(FaultKeepRemovedSuccesses) {
-		limit = math.MaxInt32
-	}
-	prev = parseIndexes(job.Status.CompletedIndexes, limit)
+	prev = parseIndexes(job.Status.CompletedIndexes, completions)
 	var more []int
 	for _, p := range pods {
 		ix := completionIndex(p)

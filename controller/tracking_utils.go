@@ -42,10 +42,6 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 	needsFlush = interim || needsFlush
 
 	var rmErr error
-	if c.opts.Faults.Has(FaultUnfinalizeFirst) {
-		rmErr = c.removeFinalizers(ctx, key, toUnfinalize, withFinalizer) // the fault: step 2 first
-		toUnfinalize = nil
-	}
 	// Step 1: record the finished pods in uncountedTerminatedPods.
 	if needsFlush {
 		if err := c.writeStatus(ctx, st); err != nil {
@@ -53,13 +49,6 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 		}
 		c.backoff.update(key, st.backoff)
 		needsFlush = false
-		if interim && c.opts.Faults.Has(FaultFinishedMetricAtTarget) {
-			for _, t := range []batchv1.JobConditionType{batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet} {
-				if cond := condition(job, t); cond != nil {
-					c.recordJobFinished(job, cond)
-				}
-			}
-		}
 	}
 	c.recordPolicyActions(st)
 	// Step 2: remove their finalizers.
@@ -85,12 +74,7 @@ func (c *Controller) trackStatus(ctx context.Context, st *syncState, needsFlush 
 		}
 		if finishing {
 			c.recordJobFinished(job, st.finished)
-			if !c.opts.Faults.Has(FaultNoTerminalEvent) {
-				c.recordFinished(job, st.finished)
-			}
-			if c.opts.Faults.Has(FaultDoubleTerminalEvent) {
-				c.recordFinished(job, st.finished)
-			}
+			c.recordFinished(job, st.finished)
 			c.finishedJobs.Store(job.UID, struct{}{})
 		}
 	}
@@ -128,19 +112,11 @@ func (c *Controller) enactFinished(st *syncState) bool {
 		return false
 	}
 	if st.terminating > 0 {
-		if !c.opts.Faults.Has(FaultEarlyTerminal) {
-			return false
-		}
-		// The fault: finish now, as a controller that does not track
-		// terminating pods would (the apiserver refuses terminating>0 then).
-		st.job.Status.Terminating = ptr.To[int32](0)
+		return false
 	}
 	setCondition(st.job, st.finished.Type, st.finished.Status, st.finished.Reason, st.finished.Message, c.clock.Now())
 	if st.finished.Type == batchv1.JobComplete {
 		st.job.Status.CompletionTime = ptr.To(condition(st.job, batchv1.JobComplete).LastTransitionTime)
-		if sc := condition(st.job, batchv1.JobSuccessCriteriaMet); sc != nil && c.opts.Faults.Has(FaultCompletionAtTarget) {
-			st.job.Status.CompletionTime = ptr.To(sc.LastTransitionTime)
-		}
 	}
 	return true
 }
@@ -163,11 +139,7 @@ func (c *Controller) podsToUnfinalize(st *syncState) (toUnfinalize []*corev1.Pod
 		if !(job.DeletionTimestamp != nil || st.finished != nil || p.Status.Phase == corev1.PodSucceeded || failed) {
 			continue
 		}
-		if job.DeletionTimestamp == nil && st.finished == nil && p.Status.Phase != corev1.PodSucceeded && st.delayed[completionIndex(p)] == p &&
-			!c.opts.Faults.Has(FaultReleaseFailedAtOnce) {
-			continue
-		}
-		if c.opts.Faults.Has(FaultKeepFinalizers) && st.finished != nil && p.Status.Phase != corev1.PodSucceeded && !failed {
+		if job.DeletionTimestamp == nil && st.finished == nil && p.Status.Phase != corev1.PodSucceeded && st.delayed[completionIndex(p)] == p {
 			continue
 		}
 		toUnfinalize = append(toUnfinalize, p)
@@ -185,7 +157,7 @@ func (c *Controller) podsToUnfinalize(st *syncState) (toUnfinalize []*corev1.Pod
 			}
 		case failed || (st.finished != nil && st.finished.Type != batchv1.JobSuccessCriteriaMet):
 			if !st.uncountedFailed.Has(p.UID) && (!isIndexed(job) || (ix >= 0 && ix < int(*job.Spec.Completions))) {
-				_, counted, action := c.matchPolicy(job, p)
+				_, counted, action := matchFailurePolicy(job.Spec.PodFailurePolicy, p)
 				if action != nil && job.Spec.PodFailurePolicy != nil {
 					st.policyActions[*action]++
 				}
@@ -217,7 +189,7 @@ func (c *Controller) updateIndexes(st *syncState, newIndexes []int) bool {
 	}
 	status.Succeeded = int32(len(st.succeededIndexes))
 	var failedIndexes *string
-	if hasBackoffLimitPerIndex(job) && !c.opts.Faults.Has(FaultNoFailedIndexes) {
+	if hasBackoffLimitPerIndex(job) {
 		failedIndexes = ptr.To(st.failedIdx.String())
 	}
 	if !ptr.Equal(failedIndexes, status.FailedIndexes) {
@@ -234,7 +206,7 @@ func (c *Controller) addInterimCondition(st *syncState) bool {
 	job, status := st.job, &st.job.Status
 	changed := false
 	if st.finished != nil && st.finished.Type == batchv1.JobFailureTarget {
-		if condition(job, batchv1.JobFailureTarget) == nil && !c.opts.Faults.Has(FaultFailedWithoutTarget) {
+		if condition(job, batchv1.JobFailureTarget) == nil {
 			status.Conditions = append(status.Conditions, *st.finished)
 			changed = true
 		}

@@ -12,7 +12,11 @@
 #   - internal/... (the module's helpers and the cluster providers) imports
 #     nothing of suites/ or cmd/: the suites use them, not the other way round;
 #   - internal/options and internal/release are leaves: the settings import
-#     only the reference controller's fault list, so every package may read them;
+#     nothing of the controller, the suites or the providers, so every package
+#     may read them;
+#   - the reference controller holds no fault switch: its faults are source
+#     mutations kept in internal/mutants, which edits a copy of controller/
+#     and imports no jobconform package (nor does controller/ import it);
 #   - docs/architecture.md names every package; README.md is at most 200
 #     lines and links every page of docs/; every relative link of README.md
 #     and docs/ leads to a file.
@@ -46,8 +50,11 @@ deny "./reports/..." "^$mod/(chaos|controller)(/|\$)|^$mod/scenarios(/catalog|/i
 
 deny "./internal/..." "^$mod/(suites|cmd)(/|\$)" "internal/ holds what the suites and the CLI use; it imports neither"
 for leaf in options release; do
-	deny "./internal/$leaf/..." "^$mod/(scenarios|chaos|reports|suites|cmd|internal/(cluster|k8sbin|kube|process|ports|recorder|ginkgoreport))(/|\$)" "the settings are leaves every package may import"
+	deny "./internal/$leaf/..." "^$mod/(controller|scenarios|chaos|reports|suites|cmd|internal/(cluster|k8sbin|kube|process|ports|recorder|ginkgoreport|mutants))(/|\$)" "the settings are leaves every package may import"
 done
+deny "./internal/mutants/..." "^$mod/" "the mutants edit controller/'s source, they import nothing of jobconform"
+switches=$(grep -n 'Faults\.Has\|inject-fault' controller/*.go controller/cmd/reference-controller/app/*.go 2>/dev/null)
+[ -z "$switches" ] || fail "the reference controller holds fault switches; write them as mutants in internal/mutants: $switches"
 for tree in scenarios chaos reports; do
 	deny "./$tree/..." "^$mod/(cmd|internal/cluster)(/|\$)" "$tree knows no CLI and no cluster provider"
 done

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/reports"
@@ -201,7 +202,7 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(bin)
-	if err := p.writeScripts(bin); err != nil {
+	if err := p.writeScripts(ctx, bin); err != nil {
 		return nil, err
 	}
 	art := p.o.Run.Artifacts
@@ -421,8 +422,9 @@ func (j job) ginkgoArgs(bin string, out io.Writer) []string {
 // writeScripts writes the suites' executables into bin: scripts that run
 // this binary as a suite process (Ginkgo runs them as compiled test
 // binaries, its parallel processes included), from the user's directory,
-// the reference controller and the reference dispatcher.
-func (p *plan) writeScripts(bin string) error {
+// the reference controller (or, with --reference-faults, its mutant, built)
+// and the reference dispatcher.
+func (p *plan) writeScripts(ctx context.Context, bin string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the jobconform binary: %w", err)
@@ -441,7 +443,29 @@ func (p *plan) writeScripts(bin string) error {
 	if err := script("dispatcher", fmt.Sprintf("exec %s dispatcher \"$@\"", shellQuote(self))); err != nil {
 		return err
 	}
+	if len(p.o.ReferenceFaults) > 0 {
+		return buildMutant(ctx, bin, p.o.ReferenceFaults)
+	}
 	return script("reference-controller", fmt.Sprintf("exec %s reference-controller \"$@\"", shellQuote(self)))
+}
+
+// buildMutant builds the reference controller broken by the named mutants
+// into bin/reference-controller, where the suites look for it.
+func buildMutant(ctx context.Context, bin string, names []string) error {
+	ms, err := mutants.LookupAll(names)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "building the reference controller broken by %s\n", strings.Join(names, ", "))
+	dir, err := os.MkdirTemp(bin, "mutant-")
+	if err != nil {
+		return err
+	}
+	built, err := mutants.Build(ctx, dir, ms...)
+	if err != nil {
+		return err
+	}
+	return os.Rename(built, filepath.Join(bin, "reference-controller"))
 }
 
 // suiteScript is where a suite's script goes under the run's directory: a

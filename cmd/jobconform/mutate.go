@@ -11,88 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/k8sbin"
+	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/reports"
 )
-
-// mutantLabels is, for each fault of controller.Catalog, the Ginkgo label
-// filter of the conformance scenarios that exercise the code it breaks: make
-// mutate runs those against the reference controller broken that way.
-var mutantLabels = map[controller.Fault]string{
-	controller.FaultReplaceTerminating:      "podReplacementPolicy",
-	controller.FaultEarlyTerminal:           "terminalConditions",
-	controller.FaultStaleStartTime:          "suspend",
-	controller.FaultBuiltInFinalizer:        "tracking",
-	controller.FaultNoFinalizer:             "tracking",
-	controller.FaultCompletionAtTarget:      "terminalConditions || successPolicy",
-	controller.FaultNoTerminalEvent:         "terminalConditions",
-	controller.FaultDoubleTerminalEvent:     "terminalConditions",
-	controller.FaultNoTerminatingCount:      "podReplacementPolicy",
-	controller.FaultReadyCountsTerminated:   "readiness",
-	controller.FaultBackoffLimitOffByOne:    "backoff",
-	controller.FaultCountIgnored:            "podFailurePolicy",
-	controller.FaultIgnoreFailJob:           "podFailurePolicy",
-	controller.FaultNoSuspendedCondition:    "suspend",
-	controller.FaultNoDeadline:              "deadline",
-	controller.FaultIgnoreSuccessPolicy:     "successPolicy",
-	controller.FaultGlobalBackoffPerIndex:   "backoffPerIndex",
-	controller.FaultNoFailedIndexes:         "backoffPerIndex",
-	controller.FaultWrongDeadlineReason:     "deadline",
-	controller.FaultReadyNeverSet:           "readiness",
-	controller.FaultKeepFinalizers:          "tracking || terminalConditions || successPolicy",
-	controller.FaultNoResumeReplacement:     "suspend",
-	controller.FaultConstantBackoff:         "backoff",
-	controller.FaultNoBackoff:               "backoff",
-	controller.FaultUnfinalizeFirst:         "tracking || terminalConditions",
-	controller.FaultFailedWithoutTarget:     "terminalConditions",
-	controller.FaultDeadlineFromCreation:    "deadline",
-	controller.FaultNoSuspendEvents:         "suspend",
-	controller.FaultCountSuspendedPods:      "suspend",
-	controller.FaultActiveCountsTerminating: "podReplacementPolicy",
-	controller.FaultNoIndexHostname:         "backoffPerIndex || successPolicy",
-	controller.FaultOwnerWithoutBlock:       "tracking",
-	controller.FaultNoReleaseOnDeletion:     "deletion",
-	controller.FaultWorkQueueRefill:         "tracking",
-	controller.FaultStaleTemplate:           "suspend",
-	controller.FaultBackoffLimitFirst:       "podFailurePolicy",
-	controller.FaultPerIndexOnly:            "backoffPerIndex",
-	controller.FaultDeadlineFirst:           chaosPrefix + "deadline",
-	controller.FaultSuccessFirst:            chaosPrefix + "successPolicy",
-	controller.FaultLastRuleWins:            "podFailurePolicy",
-	controller.FaultNotInAsIn:               "podFailurePolicy",
-	controller.FaultFailedIndexFailsJob:     "backoffPerIndex",
-	controller.FaultKeepRemovedSuccesses:    "elastic",
-	controller.FaultNoScaleDown:             "elastic",
-	controller.FaultAdoptWithoutFinalizer:   "adoption",
-	controller.FaultNoRelease:               "adoption",
-	controller.FaultStealPods:               "adoption",
-	controller.FaultKeepBadIndexes:          "adoption",
-	controller.FaultStaleIndexFailureCount:  "backoffPerIndex",
-	controller.FaultFinishedMetricAtTarget:  "metrics",
-	controller.FaultStartSuspendedOnRestart: chaosPrefix + "suspend",
-	controller.FaultReleaseFailedAtOnce:     "backoffPerIndex",
-	controller.FaultRemoveReadyFirst:        "elastic",
-	controller.FaultKeepBackoffOnRecreate:   "deletion && backoff",
-	controller.FaultManagedByAtEnqueueOnly:  "deletion && managedBy",
-	controller.FaultPolicySkipsDeleted:      chaosPrefix + "podFailurePolicy",
-}
-
-// chaosPrefix marks a label filter of the chaos suite's scenarios: the
-// promise shows only when the controller is down while things happen (two
-// failures seen in one sync).
-const chaosPrefix = "chaos: "
-
-// mutantSuite is the suite and label filter that judge fault f.
-func mutantSuite(f controller.Fault) (suite, labels string) {
-	if l, ok := strings.CutPrefix(mutantLabels[f], chaosPrefix); ok {
-		return "chaos", l
-	}
-	return "conformance", mutantLabels[f]
-}
 
 // mutant is one fault's outcome.
 type mutant struct {
@@ -113,24 +38,30 @@ func mutate(ctx context.Context, args []string) error {
 	version := fs.String("k8s-version", release.Default, "Kubernetes release of the local cluster")
 	procs := fs.Int("procs", 6, "parallel Ginkgo processes per fault")
 	out := fs.String("out", filepath.Join(options.Artifacts(), "mutate"), "directory for each fault's reports and mutation.{md,json}")
-	only := fs.String("faults", "", "comma-separated faults to run (default: every fault of controller/faults.go)")
+	only := fs.String("faults", "", "comma-separated faults to run (default: every mutant of internal/mutants)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var faults []controller.Fault
-	if *only == "" {
-		faults = controller.Faults()
-	} else {
-		for _, name := range strings.Split(*only, ",") {
-			if err := (controller.FaultSet{}).Set(name); err != nil {
-				return usageError{err}
-			}
-			faults = append(faults, controller.Fault(name))
+	faults := mutants.All()
+	if *only != "" {
+		var err error
+		if faults, err = mutants.LookupAll(strings.Split(*only, ",")); err != nil {
+			return usageError{err}
 		}
 	}
+	// Every mutant applies and compiles before any suite runs: one that no
+	// longer does is an error naming it, not a run that ends an hour later.
+	src, err := mutants.SourceDir(ctx)
+	if err != nil {
+		return err
+	}
+	checker, err := mutants.NewChecker(ctx, src)
+	if err != nil {
+		return err
+	}
 	for _, f := range faults {
-		if mutantLabels[f] == "" {
-			return fmt.Errorf("fault %s has no scenarios to run in mutantLabels (cmd/jobconform/mutate.go)", f)
+		if err := checker.Check(f); err != nil {
+			return err
 		}
 	}
 	if _, err := (&k8sbin.Builder{Progress: os.Stderr}).Ensure(ctx, *version); err != nil {
@@ -141,10 +72,10 @@ func mutate(ctx context.Context, args []string) error {
 	}
 	var results []mutant
 	for i, f := range faults {
-		m := runMutant(ctx, f, *version, *procs, filepath.Join(*out, string(f)))
+		m := runMutant(ctx, f, *version, *procs, filepath.Join(*out, f.Name))
 		if ctx.Err() != nil {
 			// Interrupted: its specs failed by being stopped, which is no catch.
-			fmt.Fprintf(os.Stderr, "[%d/%d] %s: interrupted, no verdict\n", i+1, len(faults), f)
+			fmt.Fprintf(os.Stderr, "[%d/%d] %s: interrupted, no verdict\n", i+1, len(faults), f.Name)
 			return ctx.Err()
 		}
 		results = append(results, m)
@@ -155,7 +86,7 @@ func mutate(ctx context.Context, args []string) error {
 		case m.Caught:
 			verdict = "caught by " + strings.Join(m.By, "; ")
 		}
-		fmt.Fprintf(os.Stderr, "[%d/%d] %s (%s, %d specs, %.0fs): %s\n", i+1, len(faults), f, m.Labels, m.Specs, m.Seconds, verdict)
+		fmt.Fprintf(os.Stderr, "[%d/%d] %s (%s, %d specs, %.0fs): %s\n", i+1, len(faults), f.Name, m.Labels, m.Specs, m.Seconds, verdict)
 	}
 	caught := 0
 	for _, m := range results {
@@ -185,17 +116,16 @@ func mutate(ctx context.Context, args []string) error {
 }
 
 // runMutant runs the fault's scenarios against the reference controller
-// broken by it, as jobconform run runs a suite, and reads which specs
-// failed, and through what.
-func runMutant(ctx context.Context, f controller.Fault, version string, procs int, dir string) (m mutant) {
-	m = mutant{Fault: string(f), Breaks: controller.Catalog[f], Labels: mutantLabels[f]}
+// broken by it (built from the mutant's edits), as jobconform run runs a
+// suite, and reads which specs failed, and through what.
+func runMutant(ctx context.Context, f mutants.Mutant, version string, procs int, dir string) (m mutant) {
+	m = mutant{Fault: f.Name, Breaks: f.Breaks, Labels: f.Labels}
 	start := time.Now()
 	defer func() { m.Seconds = time.Since(start).Seconds() }()
 	fail := func(err error) mutant { m.Error = err.Error(); return m }
 	o := options.Defaults()
-	o.Controllers, o.ReferenceFaults = []string{"reference"}, []string{string(f)}
-	suite, labels := mutantSuite(f)
-	o.Run.Versions, o.Run.Suites, o.Run.LabelFilter = []string{version}, []string{suite}, labels
+	o.Controllers, o.ReferenceFaults = []string{"reference"}, []string{f.Name}
+	o.Run.Versions, o.Run.Suites, o.Run.LabelFilter = []string{version}, []string{f.Suite}, f.Labels
 	o.Run.Procs, o.Run.Artifacts, o.Run.Timeout = procs, dir, 30*time.Minute
 	p, err := check(ctx, o)
 	if err != nil {
@@ -206,7 +136,7 @@ func runMutant(ctx context.Context, f controller.Fault, version string, procs in
 		return fail(err)
 	}
 	defer os.RemoveAll(bin)
-	if err := p.writeScripts(bin); err != nil {
+	if err := p.writeScripts(ctx, bin); err != nil {
 		return fail(err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -220,7 +150,7 @@ func runMutant(ctx context.Context, f controller.Fault, version string, procs in
 	j := p.jobs[0]
 	j.dir = dir
 	_, _ = p.runJob(ctx, bin, j, log, false) // failing specs are the point; the report says which
-	runs, err := ginkgoreport.Load(filepath.Join(dir, "report-"+suite+".json"))
+	runs, err := ginkgoreport.Load(filepath.Join(dir, "report-"+f.Suite+".json"))
 	if err != nil {
 		m.Error = fmt.Sprintf("no report (%v); see %s", err, log.Name())
 		return m
@@ -263,11 +193,10 @@ func judge(runs []reports.Run) (caught bool, by []string, specs int, harnessErr 
 
 // writeMutationReport writes report.html and summary.md of every mutant's
 // runs, each fault a row of the report's negative controls.
-func writeMutationReport(dir string, faults []controller.Fault) (string, error) {
+func writeMutationReport(dir string, faults []mutants.Mutant) (string, error) {
 	var all []reports.Run
 	for _, f := range faults {
-		suite, _ := mutantSuite(f)
-		runs, err := ginkgoreport.Load(filepath.Join(dir, string(f), "report-"+suite+".json"))
+		runs, err := ginkgoreport.Load(filepath.Join(dir, f.Name, "report-"+f.Suite+".json"))
 		if err != nil {
 			continue // its row in mutation.md says why
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/scenarios"
@@ -54,6 +55,9 @@ func runFlags(args []string) (options.Options, error) {
 func check(ctx context.Context, o options.Options) (*plan, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
+	}
+	if _, err := mutants.LookupAll(o.ReferenceFaults); err != nil {
+		return nil, fmt.Errorf("--reference-faults: %w", err)
 	}
 	p := &plan{o: o}
 	var err error

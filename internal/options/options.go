@@ -21,7 +21,6 @@ import (
 
 	"golang.org/x/mod/semver"
 
-	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/internal/release"
 )
 
@@ -65,8 +64,9 @@ type Options struct {
 	Controllers []string `json:"controllers,omitempty"`
 	// External describes the external controller under test.
 	External External `json:"external,omitempty"`
-	// ReferenceFaults break the reference controller on purpose
-	// (controller/faults.go): what make mutate runs.
+	// ReferenceFaults name the mutants of the reference controller to run
+	// in its place (internal/mutants; the command checks the names): what
+	// make mutate runs.
 	ReferenceFaults []string `json:"referenceFaults,omitempty"`
 	// ReferenceBinary is a reference controller executable to run instead
 	// of building one from the module.
@@ -421,11 +421,6 @@ func (o *Options) Validate() error {
 	if o.External.Command != "" && !contains(o.Controllers, "external") {
 		return errors.New("--external-command without external in --controllers: add it, or drop the command")
 	}
-	for _, f := range o.ReferenceFaults {
-		if err := (controller.FaultSet{}).Set(f); err != nil {
-			return fmt.Errorf("--reference-faults: %w", err)
-		}
-	}
 	if o.Scale != "" && !contains(ScaleForms, o.Scale) {
 		return fmt.Errorf("--scale %q: use %s", o.Scale, strings.Join(ScaleForms, " or "))
 	}
@@ -574,7 +569,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.External.ManagedBy, "external-managed-by", o.External.ManagedBy, "the external controller's spec.managedBy value (with --controllers external)")
 	fs.StringVar(&o.External.Command, "external-command", o.External.Command, "shell command that starts the external controller (KUBECONFIG is set to the cluster's; run from this directory); empty: it already runs")
 	fs.StringVar(&o.External.Finalizer, "external-finalizer", o.External.Finalizer, "the external controller's pod tracking finalizer, if it uses one")
-	fs.Func("reference-faults", "break the reference controller with these faults of controller/faults.go (comma-separated): what jobconform mutate does", func(s string) error {
+	fs.Func("reference-faults", "run the reference controller broken by these mutants of internal/mutants (comma-separated; built from the checkout): what jobconform mutate does", func(s string) error {
 		o.ReferenceFaults = splitList(s, ",")
 		return nil
 	})

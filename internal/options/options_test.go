@@ -150,7 +150,6 @@ func TestValidate(t *testing.T) {
 			o.Controllers = []string{"external"}
 		},
 		"--external-command":  func(o *Options) { o.External.Command = "x" },
-		"--reference-faults":  func(o *Options) { o.ReferenceFaults = []string{"no-such-fault"} },
 		"--builtin-scenarios": func(o *Options) { o.BuiltinScenarios = false },
 		"--nodes kubelet":     func(o *Options) { o.Nodes = NodesKubelet; o.Provider = "kind" },
 		"--feature-gates and": func(o *Options) { o.Kubeconfig = "k"; o.FeatureGates = map[string]bool{"A": true} },

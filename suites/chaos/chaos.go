@@ -15,6 +15,7 @@ package chaos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -31,6 +32,7 @@ import (
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
@@ -250,8 +252,10 @@ func harnessChecks(all []*scenarios.Scenario, cs []runner.Controller) {
 	}, SpecTimeout(20*time.Minute))
 
 	// A broken controller must be caught, and the report must name the broken
-	// promise and when it broke. The broken controller answers to its own
-	// managedBy value, on a cluster with no other controller of Jobs but the built-in.
+	// promise and when it broke. The broken controller is a mutant of the
+	// reference (internal/mutants) built from the checkout, answering to its
+	// own managedBy value, on a cluster with no other controller of Jobs but
+	// the built-in.
 	DescribeTable("catches a deliberately broken reference controller",
 		func(ctx SpecContext, fault, scenario, invariant string) {
 			if o, _ := harness.OptionsFromEnv(); o.ProviderName() != "local" {
@@ -259,7 +263,10 @@ func harnessChecks(all []*scenarios.Scenario, cs []runner.Controller) {
 			}
 			env := newEnv(ctx, "broken-"+fault)
 			name := "jobconform.io/broken-" + fault
-			broken, err := env.StartReference(ctx, GinkgoT().TempDir(), name, []string{fault})
+			broken, err := env.StartMutant(ctx, GinkgoT().TempDir(), name, []string{fault})
+			if errors.Is(err, mutants.ErrNoSource) {
+				Skip(err.Error())
+			}
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(broken.Stop)
 			c := runner.Controller{Name: "broken-" + fault, ManagedBy: ptr.To(name), Finalizer: controller.TrackingFinalizer, Faults: []string{fault}}

@@ -95,8 +95,6 @@ type Reference struct {
 	Name       string
 	Unmanaged  bool
 	Gates      map[string]bool
-	// Faults are --inject-fault values: a deliberately broken controller.
-	Faults []string
 	// MaxPodsPerSync is --max-pods-per-sync (0: the controller's default):
 	// a deliberately slowed controller, which breaks no promise.
 	MaxPodsPerSync int
@@ -140,9 +138,6 @@ func (r *Reference) Start(ctx context.Context) error {
 	}
 	if r.Unmanaged {
 		args = append(args, "--unmanaged")
-	}
-	for _, f := range r.Faults {
-		args = append(args, "--inject-fault="+f)
 	}
 	if r.MaxPodsPerSync > 0 {
 		args = append(args, "--max-pods-per-sync="+strconv.Itoa(r.MaxPodsPerSync))

@@ -23,6 +23,7 @@ import (
 
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/k8sbin"
+	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/scenarios/catalog"
@@ -72,7 +73,9 @@ type Options struct {
 	Controllers []runner.Controller
 	// ExternalCommand starts the external controller (KUBECONFIG set); "" means it already runs.
 	ExternalCommand string
-	// ReferenceFaults are injected into the reference controller under test (mutation testing).
+	// ReferenceFaults name the mutants (internal/mutants) the reference
+	// controller under test is broken by: ReferenceBinary is that mutant,
+	// or it is built here (mutation testing).
 	ReferenceFaults []string
 	// Progress receives progress lines.
 	Progress io.Writer
@@ -225,7 +228,12 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	e.Nodes, e.Gates = o.ReportedSetup()
 	for _, c := range o.Controllers {
 		if c.Name == runner.Reference.Name {
-			if e.Reference, err = e.StartReference(ctx, o.TempDir, "", o.ReferenceFaults); err != nil {
+			start := func() (*controllers.Reference, error) { return e.StartReference(ctx, o.TempDir, "") }
+			if len(o.ReferenceFaults) > 0 && o.ReferenceBinary == "" {
+				fmt.Fprintf(progress(o.Progress), "building the reference controller broken by %s\n", strings.Join(o.ReferenceFaults, ", "))
+				start = func() (*controllers.Reference, error) { return e.StartMutant(ctx, o.TempDir, "", o.ReferenceFaults) }
+			}
+			if e.Reference, err = start(); err != nil {
 				return nil, err
 			}
 		}
@@ -291,22 +299,46 @@ func progress(w io.Writer) io.Writer {
 }
 
 // StartReference builds and starts a reference controller answering to name
-// (default: the reference's own) with faults injected. Where the provider can
-// issue a user's kubeconfig it runs as the least-privilege user of
+// (default: the reference's own). Where the provider can issue a user's
+// kubeconfig it runs as the least-privilege user of
 // controller/deploy/rbac.yaml, else with the admin kubeconfig.
-func (e *Env) StartReference(ctx context.Context, dir, name string, faults []string) (*controllers.Reference, error) {
-	return e.StartReferenceWith(ctx, dir, controllers.Reference{Name: name, Faults: faults})
+func (e *Env) StartReference(ctx context.Context, dir, name string) (*controllers.Reference, error) {
+	return e.StartReferenceWith(ctx, dir, controllers.Reference{Name: name})
 }
 
-// StartReferenceWith is StartReference of a controller shaped as want says
-// (its Name, Faults and MaxPodsPerSync); the binary, kubeconfig and logs are
-// the Env's.
-func (e *Env) StartReferenceWith(ctx context.Context, dir string, want controllers.Reference) (*controllers.Reference, error) {
-	bin, err := binary(ctx, e.referenceBinary, dir, controllers.BuildReference)
+// StartMutant is StartReference of the reference controller broken by the
+// named mutants (internal/mutants), built into dir from the checkout; an
+// error wrapping mutants.ErrNoSource where there is none.
+func (e *Env) StartMutant(ctx context.Context, dir, name string, faults []string) (*controllers.Reference, error) {
+	ms, err := mutants.LookupAll(faults)
 	if err != nil {
 		return nil, err
 	}
-	ref := &controllers.Reference{Binary: bin, Kubeconfig: e.Kubeconfig, LogDir: e.LogDir, Name: want.Name, Faults: want.Faults, MaxPodsPerSync: want.MaxPodsPerSync}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if dir, err = os.MkdirTemp(dir, "mutant-"); err != nil {
+		return nil, err
+	}
+	bin, err := mutants.Build(ctx, dir, ms...)
+	if err != nil {
+		return nil, err
+	}
+	return e.StartReferenceWith(ctx, dir, controllers.Reference{Name: name, Binary: bin})
+}
+
+// StartReferenceWith is StartReference of a controller shaped as want says
+// (its Name, MaxPodsPerSync, User, and Binary where given); the kubeconfig,
+// logs and else the binary are the Env's.
+func (e *Env) StartReferenceWith(ctx context.Context, dir string, want controllers.Reference) (*controllers.Reference, error) {
+	bin := want.Binary
+	if bin == "" {
+		var err error
+		if bin, err = binary(ctx, e.referenceBinary, dir, controllers.BuildReference); err != nil {
+			return nil, err
+		}
+	}
+	ref := &controllers.Reference{Binary: bin, Kubeconfig: e.Kubeconfig, LogDir: e.LogDir, Name: want.Name, MaxPodsPerSync: want.MaxPodsPerSync}
 	user := want.User
 	if user == "" {
 		user = controllers.ReferenceUser

@@ -43,8 +43,6 @@ func Run(args []string) error {
 	fs.Func("feature-gates", "the controller's own gates, e.g. JobPodReplacementPolicy=false", func(s string) error {
 		return gates.Set(s)
 	})
-	faults := controller.FaultSet{}
-	fs.Var(faults, "inject-fault", "break a promise on purpose, to test a harness (repeatable; names: controller/faults.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,7 +71,7 @@ func Run(args []string) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := controller.NewMetrics(reg)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c, err := controller.New(client, factory, metrics, controller.Options{Name: *name, Unmanaged: *unmanaged, Gates: gates, Workers: *workers, MaxPodsPerSync: *maxPods, Faults: faults})
+	c, err := controller.New(client, factory, metrics, controller.Options{Name: *name, Unmanaged: *unmanaged, Gates: gates, Workers: *workers, MaxPodsPerSync: *maxPods})
 	if err != nil {
 		return err
 	}
