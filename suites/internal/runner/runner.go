@@ -129,6 +129,11 @@ type Result struct {
 	// MirrorLags are, for a dispatched Job, how late each distinct status of
 	// the worker's copy reached the manager's Job (invariants.CheckMirror).
 	MirrorLags []time.Duration
+	// TailPending are the invariants whose verdict on the run's final state
+	// was not in when the recording had settled, and TailWait how much
+	// longer it was recorded for them (awaitTail).
+	TailPending []string
+	TailWait    time.Duration
 }
 
 // Options are what some scenarios need beyond a client.
@@ -360,6 +365,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
 	awaitOwedEvents(ctx, rec, ictxNow)
+	r.TailPending, r.TailWait = awaitTail(ctx, rec, ictxNow)
 	r.Chaos = disruptionsSince(o, r.Start)
 	ictx := ictxNow()
 	if metrics != nil {
@@ -936,59 +942,6 @@ func describePattern(p scenarios.StatusPattern) string {
 		parts = append(parts, "empty status")
 	}
 	return strings.Join(parts, " ")
-}
-
-// awaitOwedEvents waits until the events the recording still owes
-// (invariants.OwedEvents: the terminal event, Suspended and Resumed events)
-// are recorded, or until they are overdue (invariants.TerminalEventDue,
-// reckoned again as the recording's gaps and the run's restarts change: a
-// drill may take the apiserver away meanwhile), at most RestartGrace past the
-// grace: controllers send events one at a time, on a loaded machine seconds
-// late, and the invariants call a missing one a violation only once it is
-// overdue. A controller that sends them costs no wait.
-func awaitOwedEvents(ctx context.Context, rec *recorder.Recorder, ictx func() invariants.Context) {
-	for {
-		c, entries := ictx(), rec.Entries()
-		var due time.Time
-		for _, seen := range invariants.OwedEvents(c, entries) {
-			limit := seen.Add(invariants.TerminalEventGrace + invariants.RestartGrace)
-			d, ok := invariants.TerminalEventDue(c, seen)
-			if !ok || d.After(limit) {
-				d = limit // an open gap, or a restart that makes it unjudgeable: wait the most
-			}
-			if d.After(due) {
-				due = d
-			}
-		}
-		wait := time.Until(due)
-		if wait <= 0 {
-			return // the invariants judge what came
-		}
-		// Woken by the Job's next event (a new one, not one already judged).
-		if _, err := rec.WaitFrom(ctx, len(entries), min(wait, 5*time.Second), "the events owed", func(e recorder.Entry) bool {
-			ev, ok := e.Object.(*corev1.Event)
-			return ok && ev.InvolvedObject.Kind == "Job" && ev.InvolvedObject.Name == JobName
-		}); err != nil && ctx.Err() != nil {
-			return
-		}
-	}
-}
-
-// settle waits until nothing changed for quiet, at most max.
-func settle(ctx context.Context, rec *recorder.Recorder, quiet, max time.Duration) {
-	deadline := time.Now().Add(max)
-	for time.Now().Before(deadline) {
-		es := rec.Entries()
-		if len(es) == 0 || time.Since(es[len(es)-1].Time) >= quiet {
-			return
-		}
-		wait := quiet - time.Since(es[len(es)-1].Time)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
 }
 
 // act performs one disturbance: on the Job through client, on its pods
