@@ -107,7 +107,7 @@ func OptionsFromEnv() (Options, error) {
 func OptionsOf(st options.Options) Options {
 	return Options{
 		Provider:         st.ProviderName(),
-		Cluster:          cluster.Config{Version: st.Version, Kubeconfig: st.Kubeconfig, NodeKind: st.Nodes, FeatureGates: st.FeatureGates},
+		Cluster:          cluster.Config{Version: st.Version, Kubeconfig: st.Kubeconfig, NodeKind: st.Nodes, FeatureGates: st.FeatureGates, Artifacts: st.Run.Artifacts},
 		Controllers:      controllersOf(st),
 		ExternalCommand:  st.External.Command,
 		ReferenceFaults:  st.ReferenceFaults,

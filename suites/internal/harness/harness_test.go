@@ -28,6 +28,16 @@ func TestControllersOf(t *testing.T) {
 	}
 }
 
+// The clusters' logs follow --artifacts, not $ARTIFACTS.
+func TestOptionsOfPassesTheArtifacts(t *testing.T) {
+	t.Setenv("ARTIFACTS", t.TempDir())
+	st := options.Defaults()
+	st.Run.Artifacts = "/runs/42"
+	if got := OptionsOf(st).Cluster.Artifacts; got != "/runs/42" {
+		t.Fatalf("cluster.Config.Artifacts = %q, want the --artifacts directory", got)
+	}
+}
+
 func TestOptionsOfChoosesTheProvider(t *testing.T) {
 	st := options.Defaults()
 	st.Kubeconfig = "/some/kubeconfig"

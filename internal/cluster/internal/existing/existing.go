@@ -56,7 +56,7 @@ func Create(ctx context.Context, cfg provider.Config) (provider.Cluster, error) 
 		if name == "" {
 			name = "existing"
 		}
-		if c.logDir, err = provider.DefaultLogDir(name); err != nil {
+		if c.logDir, err = provider.DefaultLogDir(cfg.Artifacts, name); err != nil {
 			return nil, err
 		}
 	}

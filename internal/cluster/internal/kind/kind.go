@@ -37,6 +37,8 @@ type Config struct {
 	NodeLoss string
 	// LogDir holds the harness's logs beside this cluster (default: provider.DefaultLogDir).
 	LogDir string
+	// Artifacts is the run's artifacts directory ("": none).
+	Artifacts string
 }
 
 func (c *Config) setDefaults() error {
@@ -58,7 +60,7 @@ func (c *Config) setDefaults() error {
 		return err
 	}
 	if c.LogDir == "" {
-		if c.LogDir, err = provider.DefaultLogDir(c.Name); err != nil {
+		if c.LogDir, err = provider.DefaultLogDir(c.Artifacts, c.Name); err != nil {
 			return err
 		}
 	}
@@ -236,7 +238,7 @@ func Create(ctx context.Context, cfg provider.Config) (provider.Cluster, error) 
 	if len(cfg.ExtraArgs) > 0 {
 		return nil, fmt.Errorf("kind: extra component flags are %w (kind sets them through kubeadm patches, which this harness does not write)", provider.ErrUnsupported)
 	}
-	c, err := Start(ctx, Config{Name: cfg.Name, Version: cfg.Version, Workers: cfg.Nodes, FeatureGates: cfg.FeatureGates, LogDir: cfg.LogDir})
+	c, err := Start(ctx, Config{Name: cfg.Name, Version: cfg.Version, Workers: cfg.Nodes, FeatureGates: cfg.FeatureGates, LogDir: cfg.LogDir, Artifacts: cfg.Artifacts})
 	if err != nil {
 		return nil, err // not a non-nil interface holding a nil *Cluster
 	}

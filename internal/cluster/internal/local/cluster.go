@@ -77,8 +77,10 @@ type Config struct {
 	// ExtraArgs are appended to a component's flags (later flags win).
 	ExtraArgs map[Component][]string
 	// LogDir keeps component logs after the cluster is gone; default
-	// $ARTIFACTS/clusters/<name>-<time>, else <cache dir>/logs/<name>-<time>.
+	// Artifacts/clusters/<name>-<time>, else <cache dir>/logs/<name>-<time>.
 	LogDir string
+	// Artifacts is the run's artifacts directory ("": none).
+	Artifacts string
 	// Progress receives a line per start-up step; nil discards.
 	Progress io.Writer
 	// Builder provides binaries; nil uses the default cache.
@@ -149,7 +151,7 @@ func (c *Config) setDefaults() error {
 		c.StartTimeout = 3 * time.Minute
 	}
 	if c.LogDir == "" {
-		if c.LogDir, err = provider.DefaultLogDir(c.Name); err != nil {
+		if c.LogDir, err = provider.DefaultLogDir(c.Artifacts, c.Name); err != nil {
 			return err
 		}
 	}

@@ -27,7 +27,7 @@ var _ provider.Cluster = (*Cluster)(nil)
 func Create(ctx context.Context, cfg provider.Config, stages []byte) (provider.Cluster, error) {
 	c, err := Start(ctx, Config{
 		Name: cfg.Name, Version: cfg.Version, NodeGroups: cfg.Nodes, NodesPerGroup: cfg.NodesPerGroup, NodeLeaseSeconds: cfg.NodeLeaseSeconds,
-		FeatureGates: cfg.FeatureGates, ExtraArgs: cfg.ExtraArgs, LogDir: cfg.LogDir,
+		FeatureGates: cfg.FeatureGates, ExtraArgs: cfg.ExtraArgs, LogDir: cfg.LogDir, Artifacts: cfg.Artifacts,
 		Progress: cfg.Progress, KwokStages: stages, NodeKind: cfg.NodeKind, AuditUsers: cfg.AuditUsers,
 	})
 	if err != nil {

@@ -1,11 +1,13 @@
 package local_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -81,11 +83,14 @@ var _ = Describe("local provider", func() {
 				var (
 					c      *local.Cluster
 					client kubernetes.Interface
+					// The run's artifacts directory as --artifacts gives it:
+					// not $ARTIFACTS itself, which the logs must not follow.
+					artifacts = filepath.Join(cmp.Or(os.Getenv("ARTIFACTS"), os.TempDir()), "local-provider")
 				)
 				BeforeAll(func(ctx SpecContext) {
 					var err error
 					c, err = local.Start(ctx, local.Config{Version: v, Progress: GinkgoWriter, KwokStages: pods.KwokStages(), NodeKind: kind,
-						AuditUsers: []string{jobControllerUser, "jobconform-admin"}})
+						AuditUsers: []string{jobControllerUser, "jobconform-admin"}, Artifacts: artifacts})
 					if errors.Is(err, kubeletnode.ErrCannotRun) {
 						Skip(err.Error())
 					}
@@ -93,6 +98,11 @@ var _ = Describe("local provider", func() {
 					DeferCleanup(c.Stop)
 					client = c.Client()
 				}, NodeTimeout(40*time.Minute)) // may build the binaries first
+
+				It("keeps its logs in the artifacts directory it was given", func() {
+					Expect(c.LogDir()).To(HavePrefix(filepath.Join(artifacts, "clusters") + string(filepath.Separator)))
+					Expect(filepath.Join(c.LogDir(), "kube-apiserver.log")).To(BeARegularFile())
+				})
 
 				// newNamespace gives a spec its own namespace and a recorder on it.
 				newNamespace := func(ctx context.Context, prefix string) (string, *recorder.Recorder) {

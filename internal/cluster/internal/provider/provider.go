@@ -79,8 +79,12 @@ type Config struct {
 	NodeKind string
 	// Kubeconfig is the existing provider's cluster.
 	Kubeconfig string
-	// LogDir keeps component logs (default: under $ARTIFACTS, else the user cache).
+	// LogDir keeps component logs (default: under Artifacts, else the user cache).
 	LogDir string
+	// Artifacts is the run's artifacts directory (--artifacts): the
+	// cluster's logs go to Artifacts/clusters/<name>-<time> unless LogDir
+	// says otherwise. Nothing here reads $ARTIFACTS: the flag decides.
+	Artifacts string
 	// Progress receives a line per start-up step; nil discards.
 	Progress io.Writer
 }
@@ -171,12 +175,12 @@ func NameAndVersion(name, version string) (string, string, error) {
 }
 
 // DefaultLogDir is where a cluster named name keeps its logs when its Config
-// says nothing: $ARTIFACTS/clusters/<name>-<time>, else
-// <cache dir>/logs/<name>-<time>, keeping the newest 30 there.
-func DefaultLogDir(name string) (string, error) {
+// says nothing: artifacts/clusters/<name>-<time>, else (no artifacts
+// directory) <cache dir>/logs/<name>-<time>, keeping the newest 30 there.
+func DefaultLogDir(artifacts, name string) (string, error) {
 	stamp := time.Now().Format("20060102-150405.000")
-	if a := os.Getenv("ARTIFACTS"); a != "" {
-		return filepath.Join(a, "clusters", name+"-"+stamp), nil
+	if artifacts != "" {
+		return filepath.Join(artifacts, "clusters", name+"-"+stamp), nil
 	}
 	cache, err := options.CacheDir()
 	if err != nil {
