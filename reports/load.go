@@ -67,6 +67,8 @@ type Run struct {
 	// MirrorLags are, for a Job a dispatcher ran on a worker cluster, how
 	// late (seconds) each status of the worker's copy reached the manager's Job.
 	MirrorLags []float64
+	// Oracle is the differential verdict (nil: none was asked for).
+	Oracle *Oracle
 }
 
 // Control tells whether r judged a controller broken on purpose.
@@ -140,6 +142,25 @@ type Result struct {
 	Figures *Figures `json:"figures,omitempty"`
 	// MirrorLags: see Run.MirrorLags.
 	MirrorLags []float64 `json:"mirrorLags,omitempty"`
+	// Oracle is the differential verdict: the run compared with the
+	// built-in's of the same scenario and release.
+	Oracle *Oracle `json:"oracle,omitempty"`
+}
+
+// Oracle is a run's differential verdict: every field in which it differed
+// from the built-in's run (the allowed ones with the scenario's reason), or
+// why it was not compared.
+type Oracle struct {
+	Note        string       `json:"note,omitempty"`
+	Differences []Difference `json:"differences,omitempty"`
+}
+
+// Difference is one field two runs disagree on.
+type Difference struct {
+	Field   string `json:"field"`
+	BuiltIn string `json:"builtin"`
+	Other   string `json:"other"`
+	Allowed string `json:"allowed,omitempty"`
 }
 
 // NewRun joins a spec with the Result it attached (nil: the harness's own
@@ -149,7 +170,7 @@ func NewRun(s Spec, res *Result, lines string) (Run, error) {
 	if res != nil {
 		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
 			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates
-		r.Figures, r.MirrorLags = res.Figures, res.MirrorLags
+		r.Figures, r.MirrorLags, r.Oracle = res.Figures, res.MirrorLags, res.Oracle
 		if len(res.Features) > 0 {
 			r.Features = res.Features
 		}

@@ -72,8 +72,22 @@ type Scenario struct {
 	// ReadyWithin holds status.ready to following the pods' readiness this
 	// fast (the ready-follows invariant); unset: not checked.
 	ReadyWithin Duration `json:"readyWithin,omitempty"`
+	// Oracle says what the differential verdict (scenarios/oracle) may not
+	// hold another controller to: each field that may differ from the
+	// built-in's run, and why.
+	Oracle Oracle `json:"oracle,omitempty"`
 
 	File string `json:"-"` // where it was loaded from
+}
+
+// Oracle is a scenario's allowances in the differential verdict.
+type Oracle struct {
+	// Differ maps a compared field ("status.failed", "conditions",
+	// "events.Normal/SuccessfulDelete", "pods.created", "pods.shape", or a
+	// prefix ending in ".": "events.") to the reason it may differ between
+	// two correct controllers in this scenario (timing the scenario cannot
+	// fix). A reason is required: an allowance is a claim, read by a reviewer.
+	Differ map[string]string `json:"differ,omitempty"`
 }
 
 // Duration is a time.Duration written as "5s" or "1m30s" in YAML (one type
@@ -381,6 +395,11 @@ func (s *Scenario) Validate() error {
 	}
 	if len(s.Features) == 0 {
 		return fmt.Errorf("%s: features: name at least one of %v", s.Name, Features)
+	}
+	for field, why := range s.Oracle.Differ {
+		if strings.TrimSpace(why) == "" {
+			return fmt.Errorf("%s: oracle.differ[%q]: say why two correct controllers may differ there", s.Name, field)
+		}
 	}
 	for _, f := range s.Features {
 		if !contains(Features, f) {

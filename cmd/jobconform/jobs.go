@@ -352,6 +352,14 @@ func (p *plan) runJob(ctx context.Context, bin string, j job, out io.Writer, sho
 	o.ReferenceBinary = filepath.Join(bin, "reference-controller")
 	o.DispatcherBinary = filepath.Join(bin, "dispatcher")
 	o.ProgressFile = filepath.Join(j.dir, "progress-"+j.suite+".log")
+	if o.Oracle.Dir == "" && o.Oracle.From == "" && j.suite == "conformance" {
+		// Kept for --oracle-from; an earlier run's in the same place would
+		// be taken for this run's.
+		o.Oracle.Dir = filepath.Join(j.dir, "oracle")
+		if err := os.RemoveAll(o.Oracle.Dir); err != nil {
+			return 0, err
+		}
+	}
 	if o.External.Command != "" {
 		o.External.Command = "cd " + shellQuote(p.cwd) + " || exit 1\n" + o.External.Command
 	}

@@ -70,7 +70,12 @@ func check(ctx context.Context, o options.Options) (*plan, error) {
 		}
 		return filepath.Join(p.cwd, path)
 	}
-	p.o.Kubeconfig, p.o.Run.Artifacts = abs(o.Kubeconfig), abs(o.Run.Artifacts)
+	p.o.Kubeconfig, p.o.Run.Artifacts, p.o.Oracle.From = abs(o.Kubeconfig), abs(o.Run.Artifacts), abs(o.Oracle.From)
+	if p.o.Oracle.From != "" {
+		if fi, err := os.Stat(p.o.Oracle.From); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--oracle-from %s: give the oracle directory of an earlier run (<artifacts>/<release>/oracle)", o.Oracle.From)
+		}
+	}
 	p.o.ScenarioDirs = nil
 	for _, d := range o.ScenarioDirs {
 		p.o.ScenarioDirs = append(p.o.ScenarioDirs, abs(d))

@@ -77,6 +77,9 @@ type Options struct {
 	// KueueVersion is the Kueue release whose MultiKueue the multikueue
 	// controller runs ("": the one known to build, k8sbin.KueueVersion).
 	KueueVersion string `json:"kueueVersion,omitempty"`
+	// Oracle is the differential verdict's: every controller's run of a
+	// scenario compared with the built-in's at the same release.
+	Oracle Oracle `json:"oracle,omitempty"`
 
 	// ScenarioDirs hold the user's own scenario files.
 	ScenarioDirs []string `json:"scenarioDirs,omitempty"`
@@ -203,6 +206,18 @@ func (o Options) SuiteTimeout(suite string) time.Duration {
 	return DefaultSuiteTimeout
 }
 
+// Oracle settles where the differential verdict's oracle comes from.
+type Oracle struct {
+	// Off skips the differential verdict (--no-oracle).
+	Off bool `json:"off,omitempty"`
+	// From is a directory of the built-in's observations kept by an
+	// earlier run (<artifacts>/<release>/oracle): read, not run again.
+	From string `json:"from,omitempty"`
+	// Dir is where this run keeps the built-in's observations ("": a
+	// temporary directory of the suite's).
+	Dir string `json:"dir,omitempty"`
+}
+
 // The variables read when Env is not set: a suite run by go test or
 // go tool ginkgo straight from a checkout.
 const (
@@ -219,6 +234,8 @@ const (
 	envReferenceBinary  = "JOBCONFORM_REFERENCE_BINARY"
 	envDispatcherBinary = "JOBCONFORM_DISPATCHER_BINARY"
 	envKueueVersion     = "JOBCONFORM_KUEUE_VERSION"
+	envNoOracle         = "JOBCONFORM_NO_ORACLE"
+	envOracleFrom       = "JOBCONFORM_ORACLE_FROM"
 	envScenarios        = "JOBCONFORM_SCENARIOS"
 	envBuiltinScenarios = "JOBCONFORM_BUILTIN_SCENARIOS"
 	envChaosSeed        = "JOBCONFORM_CHAOS_SEED"
@@ -289,6 +306,8 @@ func FromEnv() (Options, error) {
 	str(&o.ReferenceBinary, envReferenceBinary)
 	str(&o.DispatcherBinary, envDispatcherBinary)
 	str(&o.KueueVersion, envKueueVersion)
+	boolean(&o.Oracle.Off, envNoOracle)
+	str(&o.Oracle.From, envOracleFrom)
 	list(&o.ScenarioDirs, envScenarios, string(os.PathListSeparator))
 	boolean(&o.BuiltinScenarios, envBuiltinScenarios)
 	if v := os.Getenv(envChaosSeed); v != "" {
@@ -569,6 +588,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.External.ManagedBy, "external-managed-by", o.External.ManagedBy, "the external controller's spec.managedBy value (with --controllers external)")
 	fs.StringVar(&o.External.Command, "external-command", o.External.Command, "shell command that starts the external controller (KUBECONFIG is set to the cluster's; run from this directory); empty: it already runs")
 	fs.StringVar(&o.External.Finalizer, "external-finalizer", o.External.Finalizer, "the external controller's pod tracking finalizer, if it uses one")
+	fs.BoolVar(&o.Oracle.Off, "no-oracle", o.Oracle.Off, "skip the differential verdict (each controller's run compared with the built-in's of the same scenario and release; the built-in is run for it when it is not under test)")
+	fs.StringVar(&o.Oracle.From, "oracle-from", o.Oracle.From, "read the built-in's runs from this directory (an earlier run's <artifacts>/<release>/oracle) instead of running it")
 	fs.Func("reference-faults", "run the reference controller broken by these mutants of internal/mutants (comma-separated; built from the checkout): what jobconform mutate does", func(s string) error {
 		o.ReferenceFaults = splitList(s, ",")
 		return nil

@@ -30,7 +30,9 @@ import (
 
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -55,6 +57,9 @@ var env struct {
 	pods                         pods.Target
 	nodes                        string
 	gates                        string
+	// oracle is the differential verdict's, shared by the processes
+	// through its store.
+	oracle *harness.Oracle
 }
 
 // setup is process 1's cluster and controllers, torn down in SynchronizedAfterSuite.
@@ -67,11 +72,29 @@ type shared struct {
 	Pods             pods.Target
 	Nodes            string
 	Gates            string
+	Oracle           options.Oracle
+}
+
+// oracleDir is process 1's store of the built-in's runs when the options
+// name none, removed after the suite.
+var oracleDir string
+
+func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) *runner.Result {
+	return runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c), Worker: env.worker,
+		PrepareNamespace: harness.PrepareNamespace(c, env.kubeconfig, env.workerKubeconfig)})
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
-	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c), Worker: env.worker,
-		PrepareNamespace: harness.PrepareNamespace(c, env.kubeconfig, env.workerKubeconfig)})
+	builtin := c.Name == runner.BuiltIn.Name
+	if builtin {
+		env.oracle.Started(s)
+	}
+	r := run(ctx, s, c)
+	if builtin {
+		Expect(env.oracle.Keep(s, r)).To(Succeed(), "keeping the built-in's run as the oracle")
+	} else {
+		env.oracle.Judge(ctx, s, c, r)
+	}
 	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
@@ -99,11 +122,23 @@ func register() {
 		setup, err = harness.Setup(ctx, o)
 		harness.SkipIfCannotRunContainers(err)
 		Expect(err).NotTo(HaveOccurred())
-		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.WorkerKubeconfig, setup.Version, setup.Pods, setup.Nodes, setup.Gates})
+		st, err := harness.Settings()
+		Expect(err).NotTo(HaveOccurred())
+		if !st.Oracle.Off && st.Oracle.From == "" && st.Oracle.Dir == "" {
+			oracleDir, err = os.MkdirTemp("", "jobconform-oracle-")
+			Expect(err).NotTo(HaveOccurred())
+			st.Oracle.Dir = oracleDir
+		}
+		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.WorkerKubeconfig, setup.Version, setup.Pods, setup.Nodes, setup.Gates, st.Oracle})
 		return data
 	}, func(ctx SpecContext, data []byte) {
 		var s shared
 		Expect(json.Unmarshal(data, &s)).To(Succeed())
+		env.oracle = &harness.Oracle{Off: s.Oracle.Off, Store: oracle.Store{Dir: s.Oracle.Dir},
+			RunBuiltIn: func(ctx context.Context, sc *scenarios.Scenario) *runner.Result { return run(ctx, sc, runner.BuiltIn) }}
+		if s.Oracle.From != "" {
+			env.oracle.From = &oracle.Store{Dir: s.Oracle.From}
+		}
 		var err error
 		env.client, env.version, err = kube.Client(s.Kubeconfig, s.Version)
 		env.pods, env.nodes, env.gates = s.Pods, s.Nodes, s.Gates
@@ -116,6 +151,9 @@ func register() {
 	}, NodeTimeout(40*time.Minute))
 
 	SynchronizedAfterSuite(func() {}, func() {
+		if oracleDir != "" {
+			_ = os.RemoveAll(oracleDir)
+		}
 		if setup != nil {
 			Expect(setup.Stop()).To(Succeed())
 		}
@@ -134,9 +172,16 @@ func register() {
 			return
 		}
 		for _, p := range harness.Pairs(all, cs) {
-			args := []any{Label(p.Scenario.Features...), harness.Priority(Description, p.Text()), func(ctx SpecContext) {
+			// The built-in's run of a scenario is handed out before the
+			// others' (a higher priority), which wait for it as their oracle:
+			// their time includes that wait.
+			priority, timeout := harness.Priority(Description, p.Text()), 11*time.Minute
+			if p.Controller.Name == runner.BuiltIn.Name {
+				priority, timeout = harness.OraclePriority(Description, p, cs), 5*time.Minute
+			}
+			args := []any{Label(p.Scenario.Features...), priority, func(ctx SpecContext) {
 				runScenario(ctx, p.Scenario, p.Controller)
-			}, SpecTimeout(5 * time.Minute)}
+			}, SpecTimeout(timeout)}
 			if p.Scenario.Serial {
 				// Alone on the shared cluster, after the others: its load
 				// would slow the controllers the others time.

@@ -21,6 +21,12 @@ func ResultOf(r *runner.Result, features []string) reports.Result {
 			res.Violations = append(res.Violations, reports.Violation{Invariant: v.Invariant, Time: v.Time, Seq: v.Seq, Revision: v.Revision, Message: v.Message})
 		}
 	}
+	if r.OracleNote != "" || len(r.Differences) > 0 {
+		res.Oracle = &reports.Oracle{Note: r.OracleNote}
+		for _, d := range r.Differences {
+			res.Oracle.Differences = append(res.Oracle.Differences, reports.Difference{Field: d.Field, BuiltIn: d.BuiltIn, Other: d.Other, Allowed: d.Allowed})
+		}
+	}
 	for _, l := range r.MirrorLags {
 		res.MirrorLags = append(res.MirrorLags, l.Seconds())
 	}

@@ -48,6 +48,19 @@ func Priority(suite, text string) ginkgo.SpecPriority {
 	return ginkgo.SpecPriority(int(secs / 10))
 }
 
+// OraclePriority is the priority of the built-in's spec p: above every
+// other controller's spec of the same scenario, whose run waits for the
+// built-in's as its oracle (Oracle.Judge), so Ginkgo hands it out first.
+func OraclePriority(suite string, p Pair, cs []runner.Controller) ginkgo.SpecPriority {
+	top := Priority(suite, p.Text())
+	for _, c := range cs {
+		if c.Name != p.Controller.Name {
+			top = max(top, Priority(suite, Pair{p.Scenario, c}.Text())+1)
+		}
+	}
+	return top
+}
+
 // Pair is one spec of a controller suite: a scenario against a controller.
 type Pair struct {
 	Scenario   *scenarios.Scenario

@@ -32,6 +32,7 @@ import (
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/invariants"
+	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
@@ -134,6 +135,14 @@ type Result struct {
 	// longer it was recorded for them (awaitTail).
 	TailPending []string
 	TailWait    time.Duration
+	// Observation is what the run showed that does not depend on timing
+	// (scenarios/oracle): the built-in's is the oracle another
+	// controller's is compared with. Differences are that comparison's, and
+	// OracleNote says why a run was not compared ("" when it was, or
+	// nothing asked for it).
+	Observation *oracle.Observation
+	Differences []oracle.Difference
+	OracleNote  string
 }
 
 // Options are what some scenarios need beyond a client.
@@ -185,6 +194,9 @@ func (r *Result) Failures() []string {
 		for _, v := range inv.Violations {
 			out = append(out, "invariant "+v.String())
 		}
+	}
+	for _, d := range oracle.Failing(r.Differences) {
+		out = append(out, "differential "+d.String())
 	}
 	return out
 }
@@ -377,6 +389,10 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	judgingCPU, _ := process.SelfUsage()
 	entries := rec.Entries()
 	r.Invariants = invariants.CheckAll(ictx, entries)
+	if !c.Dispatched {
+		r.Observation = oracle.Observe(entries, JobName, c.Finalizer)
+		r.Observation.Controller, r.Observation.Version = c.Name, version
+	}
 	if c.Dispatched {
 		var mirror invariants.Result
 		mirror, r.MirrorLags = invariants.Mirror(ictx, entries, o.MirrorWithin)

@@ -1,0 +1,382 @@
+// Package oracle is the differential verdict: a run of a scenario by any
+// controller compared with the built-in controller's run of the same
+// scenario at the same release, on everything a user can observe that does
+// not depend on timing — the final Job status to the last field, the order
+// of the conditions and their reasons, the shape of every pod as created,
+// the events the Job got, the pods created per index. It finds what no one
+// thought to write an invariant for; the invariants explain, the oracle
+// catches.
+//
+// A scenario whose outcome is legitimately nondeterministic declares which
+// fields may differ, and why (scenarios.Scenario.Oracle). Names, UIDs, the
+// controller's own tracking finalizer and its managedBy identity are
+// normalised away before anything is compared.
+package oracle
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// Observation is what a run showed that a conforming controller must show
+// too, each field a canonical string so that two runs compare by equality.
+type Observation struct {
+	// Controller is who ran it, Version the release.
+	Controller string `json:"controller"`
+	Version    string `json:"version"`
+	// Final is the Job's status as it was last seen, field by field.
+	Final map[string]string `json:"final"`
+	// Conditions are the distinct conditions the Job showed, as
+	// type=status/reason, in the order they first appeared.
+	Conditions []string `json:"conditions"`
+	// Pods counts the pods created by shape (their metadata and spec as
+	// created, normalised).
+	Pods map[string]int `json:"pods"`
+	// Events counts the Job's events by type/reason.
+	Events map[string]int `json:"events"`
+	// PerIndex counts the pods created per completion index (Indexed Jobs).
+	PerIndex map[string]int `json:"perIndex,omitempty"`
+	// Failed lists the run's broken promises: an oracle that broke one is
+	// no oracle for that run. Skipped says why it did not run at all.
+	Failed  []string `json:"failed,omitempty"`
+	Skipped string   `json:"skipped,omitempty"`
+}
+
+// Placeholders of what two runs name differently.
+const (
+	jobUID         = "<job-uid>"
+	trackingFinal  = "<tracking-finalizer>"
+	serviceAccount = "kube-api-access-<random>"
+)
+
+// Observe reads an Observation from a recording of the Job named job whose
+// pods the controller tracks with finalizer ("" for none).
+func Observe(t timeline.Timeline, job, finalizer string) *Observation {
+	o := &Observation{Final: map[string]string{}, Pods: map[string]int{}, Events: map[string]int{}}
+	seenCond := map[string]bool{}
+	seenPod := map[string]bool{}
+	jobUIDs := map[string]bool{}
+	var last *batchv1.Job
+	for _, e := range t {
+		switch e.Kind {
+		case "Job":
+			j := e.Job()
+			if j == nil || j.Name != job {
+				continue
+			}
+			jobUIDs[string(j.UID)] = true
+			last = j
+			for _, c := range j.Status.Conditions {
+				k := condition(c)
+				if !seenCond[k] {
+					seenCond[k] = true
+					o.Conditions = append(o.Conditions, k)
+				}
+			}
+		case "Event":
+			ev, ok := e.Object.(*corev1.Event)
+			if !ok || ev.InvolvedObject.Kind != "Job" || ev.InvolvedObject.Name != job || e.Type == timeline.Deleted {
+				continue
+			}
+			// An event's count grows in place: keep each event's latest.
+			o.Events[ev.Type+"/"+ev.Reason+"#"+ev.Name] = int(max(ev.Count, 1))
+		}
+	}
+	for _, e := range t {
+		p := e.Pod()
+		if p == nil || seenPod[string(p.UID)] || !ownedBy(p, jobUIDs) {
+			continue
+		}
+		seenPod[string(p.UID)] = true
+		o.Pods[Shape(p, jobUIDs, finalizer)]++
+		if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
+			if o.PerIndex == nil {
+				o.PerIndex = map[string]int{}
+			}
+			o.PerIndex[ix]++
+		}
+	}
+	o.Events = sumEvents(o.Events)
+	if last != nil {
+		o.Final = final(last.Status)
+	}
+	return o
+}
+
+func condition(c batchv1.JobCondition) string {
+	return fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason)
+}
+
+// sumEvents adds up the latest counts of each type/reason's events.
+func sumEvents(byName map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, n := range byName {
+		reason, _, _ := strings.Cut(k, "#")
+		out[reason] += n
+	}
+	return out
+}
+
+func ownedBy(p *corev1.Pod, jobs map[string]bool) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "Job" && jobs[string(ref.UID)]
+}
+
+// final is the status's every field, canonical.
+func final(s batchv1.JobStatus) map[string]string {
+	out := map[string]string{
+		"active":           strconv.Itoa(int(s.Active)),
+		"succeeded":        strconv.Itoa(int(s.Succeeded)),
+		"failed":           strconv.Itoa(int(s.Failed)),
+		"ready":            optional(s.Ready),
+		"terminating":      optional(s.Terminating),
+		"completedIndexes": s.CompletedIndexes,
+		"failedIndexes":    "<unset>",
+		"startTime":        set(s.StartTime != nil),
+		"completionTime":   set(s.CompletionTime != nil),
+	}
+	if s.FailedIndexes != nil {
+		out["failedIndexes"] = *s.FailedIndexes
+	}
+	u := 0
+	if s.UncountedTerminatedPods != nil {
+		u = len(s.UncountedTerminatedPods.Succeeded) + len(s.UncountedTerminatedPods.Failed)
+	}
+	out["uncountedTerminatedPods"] = strconv.Itoa(u)
+	var conds []string
+	for _, c := range s.Conditions {
+		conds = append(conds, condition(c))
+	}
+	out["conditions"] = strings.Join(conds, ", ")
+	return out
+}
+
+func optional(n *int32) string {
+	if n == nil {
+		return "<unset>"
+	}
+	return strconv.Itoa(int(*n))
+}
+
+func set(b bool) string {
+	if b {
+		return "set"
+	}
+	return "<unset>"
+}
+
+// Shape is pod p as its controller created it, normalised: what the
+// apiserver, the scheduler and the nodes add or name at random is gone, the
+// Job's UID and the controller's finalizer are placeholders.
+func Shape(p *corev1.Pod, jobUIDs map[string]bool, finalizer string) string {
+	uid := func(s string) string {
+		if jobUIDs[s] {
+			return jobUID
+		}
+		return s
+	}
+	q := &corev1.Pod{}
+	q.GenerateName = p.GenerateName
+	q.Labels = map[string]string{}
+	for k, v := range p.Labels {
+		q.Labels[k] = uid(v)
+	}
+	q.Annotations = maps.Clone(p.Annotations)
+	for _, f := range p.Finalizers {
+		if f == finalizer && f != "" {
+			f = trackingFinal
+		}
+		q.Finalizers = append(q.Finalizers, f)
+	}
+	for _, r := range p.OwnerReferences {
+		r.UID = "" // the Job's: its name and kind stay
+		q.OwnerReferences = append(q.OwnerReferences, r)
+	}
+	q.Spec = *p.Spec.DeepCopy()
+	q.Spec.NodeName = "" // the scheduler's, sometimes already in the first version seen
+	for i := range q.Spec.Volumes {
+		if strings.HasPrefix(q.Spec.Volumes[i].Name, "kube-api-access-") {
+			q.Spec.Volumes[i].Name = serviceAccount
+		}
+	}
+	for _, cs := range [][]corev1.Container{q.Spec.InitContainers, q.Spec.Containers} {
+		for i := range cs {
+			for j := range cs[i].VolumeMounts {
+				if strings.HasPrefix(cs[i].VolumeMounts[j].Name, "kube-api-access-") {
+					cs[i].VolumeMounts[j].Name = serviceAccount
+				}
+			}
+		}
+	}
+	data, _ := json.Marshal(struct {
+		Meta metav1.ObjectMeta `json:"metadata"`
+		Spec corev1.PodSpec    `json:"spec"`
+	}{q.ObjectMeta, q.Spec})
+	return string(data)
+}
+
+// Difference is one observable on which two runs disagree.
+type Difference struct {
+	Field   string `json:"field"`
+	BuiltIn string `json:"builtin"`
+	Other   string `json:"other"`
+	// Allowed is the scenario's reason why the field may differ ("": it
+	// may not, and the difference fails the other controller's run).
+	Allowed string `json:"allowed,omitempty"`
+}
+
+func (d Difference) String() string {
+	s := fmt.Sprintf("%s: built-in %s, this controller %s", d.Field, d.BuiltIn, d.Other)
+	if d.Allowed != "" {
+		s += " (allowed: " + d.Allowed + ")"
+	}
+	return s
+}
+
+// Compare lists where other differs from builtin, field by field; allowed
+// maps a field (or a field's prefix ending in ".") to the scenario's reason
+// why it may differ. Every difference is listed, the allowed ones marked.
+func Compare(builtin, other *Observation, allowed map[string]string) []Difference {
+	var out []Difference
+	add := func(field, a, b string) {
+		if a == b {
+			return
+		}
+		d := Difference{Field: field, BuiltIn: a, Other: b}
+		for f, why := range allowed {
+			if f == field || (strings.HasSuffix(f, ".") && strings.HasPrefix(field, f)) {
+				d.Allowed = why
+			}
+		}
+		out = append(out, d)
+	}
+	for _, k := range union(builtin.Final, other.Final) {
+		add("status."+k, orNone(builtin.Final, k), orNone(other.Final, k))
+	}
+	add("conditions", strings.Join(builtin.Conditions, " → "), strings.Join(other.Conditions, " → "))
+	for _, k := range union(builtin.Events, other.Events) {
+		add("events."+k, strconv.Itoa(builtin.Events[k]), strconv.Itoa(other.Events[k]))
+	}
+	for _, k := range union(builtin.PerIndex, other.PerIndex) {
+		add("pods.index "+k, strconv.Itoa(builtin.PerIndex[k]), strconv.Itoa(other.PerIndex[k]))
+	}
+	add("pods.created", strconv.Itoa(total(builtin.Pods)), strconv.Itoa(total(other.Pods)))
+	for _, k := range union(builtin.Pods, other.Pods) {
+		if builtin.Pods[k] != other.Pods[k] && total(builtin.Pods) == total(other.Pods) {
+			add("pods.shape", fmt.Sprintf("%d× %s", builtin.Pods[k], k), fmt.Sprintf("%d×", other.Pods[k]))
+		}
+	}
+	return out
+}
+
+// Failing keeps the differences no reason allows.
+func Failing(ds []Difference) []Difference {
+	return slices.DeleteFunc(slices.Clone(ds), func(d Difference) bool { return d.Allowed != "" })
+}
+
+func union[V any](a, b map[string]V) []string {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return slices.Sorted(maps.Keys(keys))
+}
+
+func orNone(m map[string]string, k string) string {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return "<none>"
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// Store keeps the built-in's observations of one release, a file per
+// scenario, so that another controller's run (in another process, or in a
+// later run: --oracle-from) finds its oracle.
+type Store struct{ Dir string }
+
+func (s Store) path(scenario string) string { return filepath.Join(s.Dir, scenario+".json") }
+
+// Put writes o as scenario's oracle; the file appears whole (renamed into place).
+func (s Store) Put(scenario string, o *Observation) error {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(s.Dir, ".put-")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), s.path(scenario))
+}
+
+// Get reads scenario's oracle; ok is false when there is none yet.
+func (s Store) Get(scenario string) (o *Observation, ok bool, err error) {
+	data, err := os.ReadFile(s.path(scenario))
+	if os.IsNotExist(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	o = &Observation{}
+	if err := json.Unmarshal(data, o); err != nil {
+		return nil, false, fmt.Errorf("oracle %s: %w", s.path(scenario), err)
+	}
+	return o, true, nil
+}
+
+// Claim marks that the built-in's run of scenario has started here, so
+// that another controller's run waits for it rather than running its own;
+// false when it was marked already.
+func (s Store) Claim(scenario string) (bool, error) {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return false, err
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, scenario+".started"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if os.IsExist(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, f.Close()
+}
+
+// Claimed tells whether the built-in's run of scenario has started.
+func (s Store) Claimed(scenario string) bool {
+	_, err := os.Stat(filepath.Join(s.Dir, scenario+".started"))
+	return err == nil
+}

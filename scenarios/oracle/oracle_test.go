@@ -1,0 +1,139 @@
+package oracle
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// run is a recording of a Job named "job" with the given UID, tracked by
+// finalizer: two pods created, both succeed, the Job completes.
+func run(uid, finalizer string, mutate func(*batchv1.Job, []*corev1.Pod)) timeline.Timeline {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "job", UID: types.UID(uid)}}
+	var pods []*corev1.Pod
+	for i, name := range []string{"job-" + uid[:3] + "a", "job-" + uid[:3] + "b"} {
+		pods = append(pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, GenerateName: "job-", UID: types.UID(uid + string(rune('a'+i))),
+				Labels:          map[string]string{"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": "job"},
+				Finalizers:      []string{finalizer},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "job", UID: types.UID(uid), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+			Spec: corev1.PodSpec{NodeName: "node-" + name, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox",
+				VolumeMounts: []corev1.VolumeMount{{Name: "kube-api-access-" + uid[:5]}}}},
+				Volumes: []corev1.Volume{{Name: "kube-api-access-" + uid[:5]}}},
+		})
+	}
+	job.Status = batchv1.JobStatus{Succeeded: 2, Ready: ptr.To[int32](0), Terminating: ptr.To[int32](0), StartTime: ptr.To(metav1.Now()), CompletionTime: ptr.To(metav1.Now()),
+		UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{},
+		Conditions:              []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: "CompletionsReached"}, {Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached"}}}
+	if mutate != nil {
+		mutate(job, pods)
+	}
+	var t timeline.Timeline
+	now := time.Now()
+	for _, p := range pods {
+		t = append(t, timeline.Entry{Seq: len(t), Time: now, Type: timeline.Added, Kind: "Pod", Name: p.Name, Object: p})
+	}
+	for i := range pods {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "ev" + uid + string(rune('a'+i))}, InvolvedObject: corev1.ObjectReference{Kind: "Job", Name: "job"}, Type: "Normal", Reason: "SuccessfulCreate", Count: 1}
+		t = append(t, timeline.Entry{Seq: len(t), Time: now, Type: timeline.Added, Kind: "Event", Name: ev.Name, Object: ev})
+	}
+	t = append(t, timeline.Entry{Seq: len(t), Time: now, Type: timeline.Modified, Kind: "Job", Name: "job", Object: job})
+	return t
+}
+
+// Two correct runs differ in names, UIDs, nodes and their tracking
+// finalizers, and in nothing the oracle compares.
+func TestSameRunsAgree(t *testing.T) {
+	builtin := Observe(run("11111111", batchv1.JobTrackingFinalizer, nil), "job", batchv1.JobTrackingFinalizer)
+	other := Observe(run("22222222", "jobconform.io/job-tracking", nil), "job", "jobconform.io/job-tracking")
+	if ds := Compare(builtin, other, nil); len(ds) != 0 {
+		t.Fatalf("want no difference, got %v", ds)
+	}
+	if len(builtin.Pods) != 1 || builtin.Pods[firstKey(builtin.Pods)] != 2 {
+		t.Fatalf("two pods of one shape: %v", builtin.Pods)
+	}
+	if got := strings.Join(builtin.Conditions, ","); got != "SuccessCriteriaMet=True/CompletionsReached,Complete=True/CompletionsReached" {
+		t.Fatalf("conditions: %s", got)
+	}
+}
+
+// What a broken controller gets wrong that no invariant names: each shows
+// as a difference naming the field and both values.
+func TestDifferencesFound(t *testing.T) {
+	builtin := Observe(run("11111111", batchv1.JobTrackingFinalizer, nil), "job", batchv1.JobTrackingFinalizer)
+	cases := map[string]func(*batchv1.Job, []*corev1.Pod){
+		"status.failed":                  func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.Failed = 1 },
+		"status.completionTime":          func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.CompletionTime = nil },
+		"conditions":                     func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.Conditions[1].Reason = "Done" },
+		"pods.shape":                     func(_ *batchv1.Job, ps []*corev1.Pod) { ps[1].Spec.Containers[0].Image = "other" },
+		"events.Normal/SuccessfulCreate": nil,
+		"status.uncountedTerminatedPods": func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.UncountedTerminatedPods.Failed = []types.UID{"x"} },
+		"status.ready":                   func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.Ready = nil },
+	}
+	for field, mutate := range cases {
+		tl := run("22222222", "f", mutate)
+		if mutate == nil { // one event more
+			ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "extra"}, InvolvedObject: corev1.ObjectReference{Kind: "Job", Name: "job"}, Type: "Normal", Reason: "SuccessfulCreate", Count: 2}
+			tl = append(tl, timeline.Entry{Kind: "Event", Type: timeline.Added, Object: ev})
+		}
+		ds := Compare(builtin, Observe(tl, "job", "f"), nil)
+		found := false
+		for _, d := range ds {
+			if d.Field == field || strings.HasPrefix(d.Field, field) {
+				found = true
+			}
+		}
+		if !found || len(Failing(ds)) == 0 {
+			t.Errorf("%s: not found in %v", field, ds)
+		}
+	}
+}
+
+// A scenario's allowed difference is listed, marked, and fails nothing.
+func TestAllowed(t *testing.T) {
+	builtin := Observe(run("11111111", "f", nil), "job", "f")
+	other := Observe(run("22222222", "f", func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.Failed = 3 }), "job", "f")
+	ds := Compare(builtin, other, map[string]string{"status.": "which pods fail depends on timing"})
+	if len(ds) != 1 || ds[0].Allowed == "" || len(Failing(ds)) != 0 {
+		t.Fatalf("got %v", ds)
+	}
+	if !strings.Contains(ds[0].String(), "built-in 0, this controller 3") {
+		t.Fatalf("%s", ds[0])
+	}
+}
+
+func TestStore(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	if _, ok, err := s.Get("x"); ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if ok, _ := s.Claim("x"); !ok || !s.Claimed("x") {
+		t.Fatal("claim")
+	}
+	if ok, _ := s.Claim("x"); ok {
+		t.Fatal("claimed twice")
+	}
+	o := Observe(run("11111111", "f", nil), "job", "f")
+	if err := s.Put("x", o); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.Get("x")
+	if !ok || err != nil || len(Compare(o, got, nil)) != 0 {
+		t.Fatal(ok, err)
+	}
+}
+
+func firstKey(m map[string]int) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}

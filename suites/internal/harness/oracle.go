@@ -1,0 +1,141 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/oracle"
+	"github.com/jobconform/jobconform/suites/internal/runner"
+)
+
+// Oracle is the differential verdict in a suite process: the built-in's
+// run of each scenario is kept (Keep) and every other controller's run of
+// it is compared with that one (Judge).
+type Oracle struct {
+	// Off: nothing is compared.
+	Off bool
+	// Store holds this run's built-in observations, shared by the suite's
+	// processes; From, when set, an earlier run's, read instead.
+	Store oracle.Store
+	From  *oracle.Store
+	// RunBuiltIn runs a scenario against the built-in controller, for a
+	// scenario whose built-in run is not part of this suite run.
+	RunBuiltIn func(ctx context.Context, s *scenarios.Scenario) *runner.Result
+	// BuiltInTimeout bounds how long a claimed built-in run may take before
+	// a run waiting for it gives up (default 6 minutes).
+	BuiltInTimeout time.Duration
+}
+
+// Started marks the built-in's run of s as under way: another controller's
+// run of s waits for it instead of running its own.
+func (o *Oracle) Started(s *scenarios.Scenario) {
+	if o == nil || o.Off || o.From != nil {
+		return
+	}
+	_, _ = o.Store.Claim(s.Name)
+}
+
+// Keep stores the built-in's run r of s as the oracle of s.
+func (o *Oracle) Keep(s *scenarios.Scenario, r *runner.Result) error {
+	if o == nil || o.Off || o.From != nil {
+		return nil
+	}
+	if r.Skipped != "" || r.Observation == nil { // said, so that no run waits for it
+		return o.Store.Put(s.Name, &oracle.Observation{Controller: r.Controller, Version: r.Version, Skipped: cmp.Or(r.Skipped, "nothing observed")})
+	}
+	obs := *r.Observation
+	obs.Failed = r.Failures()
+	return o.Store.Put(s.Name, &obs)
+}
+
+// Judge compares r, controller c's run of s, with the built-in's run of s:
+// the differences go into r.Differences (those the scenario does not allow
+// fail the run), or r.OracleNote says why nothing was compared.
+func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Controller, r *runner.Result) {
+	switch {
+	case o == nil || o.Off || r.Skipped != "" || c.Name == runner.BuiltIn.Name:
+		return
+	case r.Observation == nil:
+		r.OracleNote = "not compared with the built-in: a dispatched Job's pods run on another cluster"
+		return
+	case !s.ForController(runner.BuiltIn.Name):
+		r.OracleNote = "not compared with the built-in: the scenario is not for the built-in controller"
+		return
+	}
+	builtin, why, err := o.builtin(ctx, s)
+	switch {
+	case err != nil:
+		r.OracleNote = "not compared with the built-in: " + err.Error()
+	case builtin == nil:
+		r.OracleNote = "not compared with the built-in: " + why
+	case builtin.Skipped != "":
+		r.OracleNote = "not compared with the built-in: its run was skipped: " + builtin.Skipped
+	case len(builtin.Failed) > 0:
+		// A built-in that broke a promise is no oracle: its run is judged
+		// (and its bug named) in its own spec, not held against this one.
+		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run of this scenario broke a promise (%s)", builtin.Failed[0])
+	default:
+		r.Differences = oracle.Compare(builtin, r.Observation, s.Oracle.Differ)
+	}
+}
+
+// builtin finds the built-in's observation of s: kept from an earlier run,
+// made by this run's built-in spec (waiting for it when it has started), or
+// else made here.
+func (o *Oracle) builtin(ctx context.Context, s *scenarios.Scenario) (*oracle.Observation, string, error) {
+	if o.From != nil {
+		obs, ok, err := o.From.Get(s.Name)
+		if err == nil && !ok {
+			return nil, "no kept run of this scenario in " + o.From.Dir, nil
+		}
+		return obs, "", err
+	}
+	limit := o.BuiltInTimeout
+	if limit == 0 {
+		limit = 6 * time.Minute
+	}
+	for {
+		obs, ok, err := o.Store.Get(s.Name)
+		if err != nil || ok {
+			return obs, "", err
+		}
+		claimed, err := o.Store.Claim(s.Name)
+		if err != nil {
+			return nil, "", err
+		}
+		if claimed { // no built-in run of s in this suite run: make one
+			if o.RunBuiltIn == nil {
+				return nil, "the built-in does not run here", nil
+			}
+			br := o.RunBuiltIn(ctx, s)
+			if br.Err != nil {
+				return nil, "", fmt.Errorf("the built-in's run: %w", br.Err)
+			}
+			if err := o.Keep(s, br); err != nil {
+				return nil, "", err
+			}
+			continue
+		}
+		if since := o.claimAge(s); since > limit {
+			return nil, fmt.Sprintf("the built-in's run of this scenario, started %s ago, left nothing (its spec failed before the end, or was skipped)", since.Round(time.Second)), nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (o *Oracle) claimAge(s *scenarios.Scenario) time.Duration {
+	fi, err := os.Stat(filepath.Join(o.Store.Dir, s.Name+".started"))
+	if err != nil {
+		return 0
+	}
+	return time.Since(fi.ModTime())
+}
