@@ -199,8 +199,11 @@ func newPod(job *batchv1.Job, ix int, finalizer string) *corev1.Pod {
 		pod.Labels[batchv1.JobCompletionIndexAnnotation] = s
 		pod.Spec.Hostname = fmt.Sprintf("%s-%d", job.Name, ix)
 		pod.GenerateName = fmt.Sprintf("%s-%d-", job.Name, ix)
+		// From the label, as upstream's addCompletionIndexEnvVariable
+		// (v1.36.3, v1.37.1): found by the differential verdict, where the
+		// annotation, which holds the same index, was used.
 		env := corev1.EnvVar{Name: "JOB_COMPLETION_INDEX", ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{FieldPath: fmt.Sprintf("metadata.annotations['%s']", batchv1.JobCompletionIndexAnnotation)},
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: fmt.Sprintf("metadata.labels['%s']", batchv1.JobCompletionIndexAnnotation)},
 		}}
 		for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 			for i := range list {

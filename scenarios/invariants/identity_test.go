@@ -41,7 +41,9 @@ func TestPodIdentity(t *testing.T) {
 	// A pod neither the Job's nor matching it (a chaos action's preemptor): not judged.
 	expectOK(t, PodIdentity, Context{}, newBuilder(labelled).pod("a", func(p *corev1.Pod) { p.OwnerReferences = nil }))
 	expectOK(t, PodIdentity, Context{}, newBuilder(indexed).pod("a", indexedPod("0")).pod("b", indexedPod("1")))
-	// The reference controller reads the index from the annotation: as good.
+	// A controller that reads the index from the annotation: as good for this
+	// promise (the same index); the differential verdict holds it to the
+	// built-in's label.
 	expectOK(t, PodIdentity, Context{}, newBuilder(indexed).pod("a", func(p *corev1.Pod) {
 		indexedPod("1")(p)
 		p.Spec.Containers[0].Env[0].ValueFrom.FieldRef.FieldPath = "metadata.annotations['batch.kubernetes.io/job-completion-index']"

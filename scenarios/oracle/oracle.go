@@ -273,12 +273,105 @@ func Compare(builtin, other *Observation, allowed map[string]string) []Differenc
 		add("pods.index "+k, strconv.Itoa(builtin.PerIndex[k]), strconv.Itoa(other.PerIndex[k]))
 	}
 	add("pods.created", strconv.Itoa(total(builtin.Pods)), strconv.Itoa(total(other.Pods)))
-	for _, k := range union(builtin.Pods, other.Pods) {
-		if builtin.Pods[k] != other.Pods[k] && total(builtin.Pods) == total(other.Pods) {
-			add("pods.shape", fmt.Sprintf("%d× %s", builtin.Pods[k], k), fmt.Sprintf("%d×", other.Pods[k]))
+	for _, d := range shapeDiffs(builtin.Pods, other.Pods) {
+		add("pods.shape "+d.path, d.a, d.b)
+	}
+	return out
+}
+
+type fieldDiff struct{ path, a, b string }
+
+// shapeDiffs pairs the pod shapes one run created and the other did not,
+// each with the other run's most alike, and names the fields in which
+// they differ (metadata.annotations.x, spec.containers.0.image …); a shape
+// left without a partner is named by its generateName and index.
+func shapeDiffs(a, b map[string]int) []fieldDiff {
+	var onlyA, onlyB []map[string]string
+	for _, k := range union(a, b) {
+		for n := a[k] - b[k]; n > 0; n-- {
+			onlyA = append(onlyA, flatten(k))
+		}
+		for n := b[k] - a[k]; n > 0; n-- {
+			onlyB = append(onlyB, flatten(k))
+		}
+	}
+	seen := map[string]bool{}
+	var out []fieldDiff
+	for _, x := range onlyA {
+		if len(onlyB) == 0 {
+			out = append(out, fieldDiff{"(a pod)", describe(x), "<none>"})
+			continue
+		}
+		best, bestN := 0, -1
+		for i, y := range onlyB {
+			if n := len(diffPaths(x, y)); bestN < 0 || n < bestN {
+				best, bestN = i, n
+			}
+		}
+		for _, p := range diffPaths(x, onlyB[best]) {
+			d := fieldDiff{p, orNone(x, p), orNone(onlyB[best], p)}
+			if k := d.path + "\x00" + d.a + "\x00" + d.b; !seen[k] { // one line for pods that differ alike
+				seen[k] = true
+				out = append(out, d)
+			}
+		}
+		onlyB = slices.Delete(onlyB, best, best+1)
+	}
+	for _, y := range onlyB {
+		out = append(out, fieldDiff{"(a pod)", "<none>", describe(y)})
+	}
+	return out
+}
+
+func describe(flat map[string]string) string {
+	return fmt.Sprintf("generateName %s, index %s", orNone(flat, "metadata.generateName"), orNone(flat, "metadata.annotations."+batchv1.JobCompletionIndexAnnotation))
+}
+
+func diffPaths(x, y map[string]string) []string {
+	var out []string
+	for _, p := range union(x, y) {
+		if vx, okx := x[p]; !okx || vx != y[p] {
+			out = append(out, p)
+		} else if _, oky := y[p]; !oky {
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// flatten turns a shape's JSON into path → value (leaves as JSON).
+func flatten(shape string) map[string]string {
+	var v any
+	out := map[string]string{}
+	if json.Unmarshal([]byte(shape), &v) != nil {
+		out[""] = shape
+		return out
+	}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, c := range t {
+				walk(join(prefix, k), c)
+			}
+		case []any:
+			for i, c := range t {
+				walk(join(prefix, strconv.Itoa(i)), c)
+			}
+		default:
+			data, _ := json.Marshal(t)
+			out[prefix] = string(data)
+		}
+	}
+	walk("", v)
+	return out
+}
+
+func join(prefix, k string) string {
+	if prefix == "" {
+		return k
+	}
+	return prefix + "." + k
 }
 
 // Failing keeps the differences no reason allows.
