@@ -145,6 +145,10 @@ type Result struct {
 	// Oracle is the differential verdict: the run compared with the
 	// built-in's of the same scenario and release.
 	Oracle *Oracle `json:"oracle,omitempty"`
+	// TailPending are the invariants whose verdict on the final state the
+	// recording went on for, TailWait how long (seconds).
+	TailPending []string `json:"tailPending,omitempty"`
+	TailWait    float64  `json:"tailWait,omitempty"`
 }
 
 // Oracle is a run's differential verdict: every field in which it differed

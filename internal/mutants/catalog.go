@@ -180,6 +180,11 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "pod := newPod(job, ix, c.finalizer)", "pod := newPod(job, ix, c.finalizer)\n\t\t\t\tpod.Spec.Hostname = \"\""},
 		}},
+	{Name: "index-env-from-annotation", Suite: "conformance", Labels: "backoffPerIndex || successPolicy",
+		Breaks: "reads JOB_COMPLETION_INDEX from the index annotation, not the label the built-in uses (the same value: only the differential verdict sees it)",
+		Edits: []Edit{
+			{"pods.go", `FieldPath: fmt.Sprintf("metadata.labels['%s']"`, `FieldPath: fmt.Sprintf("metadata.annotations['%s']"`},
+		}},
 	{Name: "owner-without-block", Suite: "conformance", Labels: "tracking",
 		Breaks: "owns its pods without blockOwnerDeletion (foreground deletion of the Job would not wait for them)",
 		Edits: []Edit{

@@ -15,7 +15,11 @@ import (
 // ResultOf is r as the reports read it.
 func ResultOf(r *runner.Result, features []string) reports.Result {
 	res := reports.Result{Scenario: r.Scenario, Controller: r.Controller, Version: r.Version, Features: features, Failures: r.Failures(),
-		Skipped: r.Skipped, Seconds: r.End.Sub(r.Start).Seconds(), Seed: r.Seed, Faults: r.Faults, Nodes: r.Nodes, Gates: r.Gates}
+		Skipped: r.Skipped, Seconds: r.End.Sub(r.Start).Seconds(), Seed: r.Seed, Faults: r.Faults, Nodes: r.Nodes, Gates: r.Gates,
+		TailPending: r.TailPending}
+	if len(r.TailPending) > 0 {
+		res.TailWait = r.TailWait.Seconds()
+	}
 	for _, inv := range r.Invariants {
 		for _, v := range inv.Violations {
 			res.Violations = append(res.Violations, reports.Violation{Invariant: v.Invariant, Time: v.Time, Seq: v.Seq, Revision: v.Revision, Message: v.Message})
