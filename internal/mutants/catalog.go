@@ -185,6 +185,11 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"pods.go", `FieldPath: fmt.Sprintf("metadata.labels['%s']"`, `FieldPath: fmt.Sprintf("metadata.annotations['%s']"`},
 		}},
+	{Name: "no-index-backoff", Suite: "conformance", Labels: "backoffPerIndex",
+		Breaks: "with backoffLimitPerIndex, retries a failed index at once: no per-index pod-failure backoff",
+		Edits: []Edit{
+			{"sync.go", "indexes = c.indexesPastBackoff(key, st, indexes)", "_ = c.indexesPastBackoff"},
+		}},
 	{Name: "owner-without-block", Suite: "conformance", Labels: "tracking",
 		Breaks: "owns its pods without blockOwnerDeletion (foreground deletion of the Job would not wait for them)",
 		Edits: []Edit{

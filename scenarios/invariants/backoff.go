@@ -40,7 +40,8 @@ type outcome struct {
 // getFinishedTime over every state seen: Ready=False transition, container
 // finishedAt, deletion request). A prefix holding a success gives no bound
 // (a success resets the record, and the order of finish times then decides).
-// Not bounded: Jobs with backoffLimitPerIndex (a record per index), pods
+// Not bounded here: Jobs with backoffLimitPerIndex (a record per index,
+// IndexBackoffRespected), pods
 // created after a rescale or a suspension, after the controller restarted
 // (its record is gone), or inside a stretch the recording does not know.
 var BackoffRespected = Invariant{

@@ -80,7 +80,8 @@ func TestBackoffRespected(t *testing.T) {
 	neverReady.wait(3 * time.Second)
 	neverReady.pod("b", nil)
 	expectOK(t, BackoffRespected, Context{}, neverReady)
-	// backoffLimitPerIndex keeps a record per index: not bounded here.
+	// backoffLimitPerIndex keeps a record per index: not bounded here, but by
+	// index-backoff-respected (TestIndexBackoffRespected).
 	expectOK(t, BackoffRespected, Context{}, failThenReplace(2*time.Second, 2*time.Second, func(j *batchv1.Job) { j.Spec.BackoffLimitPerIndex = ptr.To[int32](3) }))
 }
 

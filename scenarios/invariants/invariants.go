@@ -187,6 +187,7 @@ var All = []Invariant{
 	ReplacementWaitsUnderFailed,
 	ReplacementTiming,
 	BackoffRespected,
+	IndexBackoffRespected,
 	TerminatingSettles,
 	ActiveSettles,
 	FinalizerReleased,
