@@ -21,9 +21,9 @@ func TestREADMECounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for what, want := range map[string]int{
-		`(\d+) invariants are checked`:                      len(invariants.All),
+		`(\d+) invariants are checked`:                        len(invariants.All),
 		"`scenarios/catalog/conformance/\\*.yaml`, (\\d+) of": len(set.Conformance),
-		"`scenarios/catalog/chaos/\\*.yaml`,\\s+(\\d+) more":   len(set.Chaos),
+		"`scenarios/catalog/chaos/\\*.yaml`,\\s+(\\d+) more":  len(set.Chaos),
 	} {
 		m := regexp.MustCompile(what).FindSubmatch(data)
 		if m == nil {
