@@ -190,6 +190,16 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "indexes = c.indexesPastBackoff(key, st, indexes)", "_ = c.indexesPastBackoff"},
 		}},
+	{Name: "count-success-removals", Suite: "conformance", Labels: "successPolicy",
+		Breaks: "counts the pods it deletes once a success policy is met as failed (upstream counts none of them)",
+		Edits: []Edit{
+			{"tracking_utils.go", "case failed || (st.finished != nil && st.finished.Type != batchv1.JobSuccessCriteriaMet):", "case failed || st.finished != nil:"},
+		}},
+	{Name: "over-create", Suite: "conformance", Labels: "podReplacementPolicy || backoff",
+		Breaks: "creates one pod more than a NonIndexed Job needs whenever it creates, and deletes the surplus on the next sync",
+		Edits: []Edit{
+			{"sync.go", "diff = min(diff, int32(c.opts.MaxPodsPerSync))", "diff = min(diff+1, int32(c.opts.MaxPodsPerSync))"},
+		}},
 	{Name: "owner-without-block", Suite: "conformance", Labels: "tracking",
 		Breaks: "owns its pods without blockOwnerDeletion (foreground deletion of the Job would not wait for them)",
 		Edits: []Edit{
