@@ -200,6 +200,16 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "diff = min(diff, int32(c.opts.MaxPodsPerSync))", "diff = min(diff+1, int32(c.opts.MaxPodsPerSync))"},
 		}},
+	{Name: "max-failed-indexes-off-by-one", Suite: "conformance", Labels: "backoffPerIndex",
+		Breaks: "fails the Job with MaxFailedIndexesExceeded when the failed indexes reach maxFailedIndexes instead of exceeding it",
+		Edits: []Edit{
+			{"sync.go", "failed > int(*job.Spec.MaxFailedIndexes)", "failed >= int(*job.Spec.MaxFailedIndexes)"},
+		}},
+	{Name: "per-index-limit-off-by-one", Suite: "conformance", Labels: "backoffPerIndex",
+		Breaks: "fails an index when its failures reach backoffLimitPerIndex instead of exceeding it",
+		Edits: []Edit{
+			{"indexed_job_utils.go", "annotationInt(p, batchv1.JobIndexFailureCountAnnotation) >= *job.Spec.BackoffLimitPerIndex", "annotationInt(p, batchv1.JobIndexFailureCountAnnotation)+1 >= *job.Spec.BackoffLimitPerIndex"},
+		}},
 	{Name: "owner-without-block", Suite: "conformance", Labels: "tracking",
 		Breaks: "owns its pods without blockOwnerDeletion (foreground deletion of the Job would not wait for them)",
 		Edits: []Edit{
