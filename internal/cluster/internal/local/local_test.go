@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -78,12 +79,14 @@ func TestParseProcAddr(t *testing.T) {
 }
 
 func TestConfigDefaultsAndErrors(t *testing.T) {
+	// The logs go under the run's artifacts directory (--artifacts), not
+	// under $ARTIFACTS.
 	t.Setenv("ARTIFACTS", t.TempDir())
-	c := Config{}
+	c := Config{Artifacts: t.TempDir()}
 	if err := c.setDefaults(); err != nil {
 		t.Fatal(err)
 	}
-	if c.NodeGroups != 3 || c.NodesPerGroup != 1 || !strings.HasPrefix(c.LogDir, os.Getenv("ARTIFACTS")) {
+	if c.NodeGroups != 3 || c.NodesPerGroup != 1 || !strings.HasPrefix(c.LogDir, filepath.Join(c.Artifacts, "clusters")) {
 		t.Errorf("defaults: %+v", c)
 	}
 	for _, bad := range []Config{
