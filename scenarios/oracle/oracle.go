@@ -36,7 +36,10 @@ type Observation struct {
 	// Controller is who ran it, Version the release.
 	Controller string `json:"controller"`
 	Version    string `json:"version"`
-	// Final is the Job's status as it was last seen, field by field.
+	// Final is the Job's status as it was last seen before anyone asked
+	// for its deletion, field by field: once it is being deleted it owes
+	// no status (the last write before it is gone depends on timing), and
+	// "deleted" says it was.
 	Final map[string]string `json:"final"`
 	// Conditions are the distinct conditions the Job showed, as
 	// type=status/reason, in the order they first appeared.
@@ -69,6 +72,7 @@ func Observe(t timeline.Timeline, job, finalizer string) *Observation {
 	seenPod := map[string]bool{}
 	jobUIDs := map[string]bool{}
 	var last *batchv1.Job
+	deleted := false
 	for _, e := range t {
 		switch e.Kind {
 		case "Job":
@@ -77,7 +81,11 @@ func Observe(t timeline.Timeline, job, finalizer string) *Observation {
 				continue
 			}
 			jobUIDs[string(j.UID)] = true
-			last = j
+			if j.DeletionTimestamp != nil || e.Type == timeline.Deleted {
+				deleted = true
+				continue
+			}
+			last, deleted = j, false
 			for _, c := range j.Status.Conditions {
 				k := condition(c)
 				if !seenCond[k] {
@@ -111,6 +119,9 @@ func Observe(t timeline.Timeline, job, finalizer string) *Observation {
 	o.Events = sumEvents(o.Events)
 	if last != nil {
 		o.Final = final(last.Status)
+	}
+	if deleted {
+		o.Final["deleted"] = "yes"
 	}
 	return o
 }

@@ -110,6 +110,30 @@ func TestAllowed(t *testing.T) {
 	}
 }
 
+// A Job being deleted owes no status: its last status before the deletion
+// is compared, not whatever the controller wrote while its pods went (seen
+// on kubelet nodes: the built-in's last write said terminating=2, the
+// reference's 0, both correct).
+func TestDeletedJobComparedAsItWasBeforeTheDeletion(t *testing.T) {
+	deleting := func(uid string, terminating int32) timeline.Timeline {
+		tl := run(uid, "f", nil)
+		j := tl[len(tl)-1].Job().DeepCopy()
+		j.DeletionTimestamp = ptr.To(metav1.Now())
+		j.Status.Terminating = ptr.To(terminating)
+		return append(tl, timeline.Entry{Kind: "Job", Type: timeline.Modified, Name: "job", Object: j}, timeline.Entry{Kind: "Job", Type: timeline.Deleted, Name: "job", Object: j})
+	}
+	a, b := Observe(deleting("11111111", 2), "job", "f"), Observe(deleting("22222222", 0), "job", "f")
+	if ds := Compare(a, b, nil); len(ds) != 0 {
+		t.Fatalf("want no difference, got %v", ds)
+	}
+	if a.Final["deleted"] != "yes" || a.Final["terminating"] != "0" {
+		t.Fatalf("final: %v", a.Final)
+	}
+	if ds := Compare(a, Observe(run("33333333", "f", nil), "job", "f"), nil); len(ds) != 1 || ds[0].Field != "status.deleted" {
+		t.Fatalf("a Job deleted against one that was not: %v", ds)
+	}
+}
+
 func TestStore(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
 	if _, ok, err := s.Get("x"); ok || err != nil {
