@@ -2,7 +2,6 @@ package invariants
 
 import (
 	"slices"
-	"time"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
@@ -38,7 +37,3 @@ func Pending(ctx Context, t timeline.Timeline, among []string) []string {
 	}
 	return out
 }
-
-// TailDue is when the invariants pending on a recording whose last change
-// was at last have judged its end: Tail after it.
-func TailDue(last time.Time) time.Time { return last.Add(Tail) }

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -479,8 +480,12 @@ func (s Store) Claim(scenario string) (bool, error) {
 	return true, f.Close()
 }
 
-// Claimed tells whether the built-in's run of scenario has started.
-func (s Store) Claimed(scenario string) bool {
-	_, err := os.Stat(filepath.Join(s.Dir, scenario+".started"))
-	return err == nil
+// ClaimedAt is when the built-in's run of scenario was marked started
+// (ok false: it was not).
+func (s Store) ClaimedAt(scenario string) (at time.Time, ok bool) {
+	fi, err := os.Stat(filepath.Join(s.Dir, scenario+".started"))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), true
 }

@@ -139,7 +139,10 @@ func TestStore(t *testing.T) {
 	if _, ok, err := s.Get("x"); ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	if ok, _ := s.Claim("x"); !ok || !s.Claimed("x") {
+	if ok, _ := s.Claim("x"); !ok {
+		t.Fatal("claim")
+	}
+	if at, ok := s.ClaimedAt("x"); !ok || time.Since(at) > time.Minute {
 		t.Fatal("claim")
 	}
 	if ok, _ := s.Claim("x"); ok {

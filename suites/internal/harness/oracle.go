@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/jobconform/jobconform/scenarios"
@@ -121,7 +119,8 @@ func (o *Oracle) builtin(ctx context.Context, s *scenarios.Scenario) (*oracle.Ob
 			}
 			continue
 		}
-		if since := o.claimAge(s); since > limit {
+		if at, ok := o.Store.ClaimedAt(s.Name); ok && time.Since(at) > limit {
+			since := time.Since(at)
 			return nil, fmt.Sprintf("the built-in's run of this scenario, started %s ago, left nothing (its spec failed before the end, or was skipped)", since.Round(time.Second)), nil
 		}
 		select {
@@ -130,12 +129,4 @@ func (o *Oracle) builtin(ctx context.Context, s *scenarios.Scenario) (*oracle.Ob
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-func (o *Oracle) claimAge(s *scenarios.Scenario) time.Duration {
-	fi, err := os.Stat(filepath.Join(o.Store.Dir, s.Name+".started"))
-	if err != nil {
-		return 0
-	}
-	return time.Since(fi.ModTime())
 }

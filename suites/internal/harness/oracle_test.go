@@ -1,0 +1,71 @@
+package harness
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/oracle"
+	"github.com/jobconform/jobconform/suites/internal/runner"
+)
+
+func observed(failed string) *oracle.Observation {
+	return &oracle.Observation{Final: map[string]string{"failed": failed}, Pods: map[string]int{}, Events: map[string]int{}}
+}
+
+// With no built-in run of the scenario in the suite run, the other
+// controller's spec runs one itself, keeps it, and is judged against it; a
+// second controller's spec reuses what was kept.
+func TestOracleRunsTheBuiltInWhenNoneRan(t *testing.T) {
+	s := &scenarios.Scenario{Name: "s"}
+	runs := 0
+	o := &Oracle{Store: oracle.Store{Dir: t.TempDir()}, RunBuiltIn: func(context.Context, *scenarios.Scenario) *runner.Result {
+		runs++
+		return &runner.Result{Controller: "builtin", Observation: observed("0")}
+	}}
+	r := &runner.Result{Observation: observed("1")}
+	o.Judge(context.Background(), s, runner.Reference, r)
+	if len(r.Differences) != 1 || r.Differences[0].Field != "status.failed" || len(r.Failures()) != 1 {
+		t.Fatalf("differences %v, failures %v", r.Differences, r.Failures())
+	}
+	again := &runner.Result{Observation: observed("0")}
+	o.Judge(context.Background(), s, runner.Reference, again)
+	if runs != 1 || len(again.Differences) != 0 || again.OracleNote != "" {
+		t.Fatalf("built-in runs %d; second run: %v %q", runs, again.Differences, again.OracleNote)
+	}
+}
+
+// A built-in that broke a promise is no oracle: nothing is compared, and
+// the run says why; nor is a scenario the built-in does not run.
+func TestOracleNotes(t *testing.T) {
+	s := &scenarios.Scenario{Name: "s"}
+	store := oracle.Store{Dir: t.TempDir()}
+	o := &Oracle{Store: store}
+	o.Started(s)
+	broken := &runner.Result{Controller: "builtin", Observation: observed("0"), Err: errString("boom")}
+	if err := o.Keep(s, broken); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner.Result{Observation: observed("1")}
+	o.Judge(context.Background(), s, runner.Reference, r)
+	if len(r.Differences) != 0 || !strings.Contains(r.OracleNote, "broke a promise") {
+		t.Fatalf("%v %q", r.Differences, r.OracleNote)
+	}
+	only := &scenarios.Scenario{Name: "t", Controllers: []string{"reference"}}
+	r = &runner.Result{Observation: observed("1")}
+	o.Judge(context.Background(), only, runner.Reference, r)
+	if !strings.Contains(r.OracleNote, "not for the built-in") {
+		t.Fatalf("%q", r.OracleNote)
+	}
+	kept := &Oracle{From: &oracle.Store{Dir: t.TempDir()}}
+	r = &runner.Result{Observation: observed("1")}
+	kept.Judge(context.Background(), s, runner.Reference, r)
+	if !strings.Contains(r.OracleNote, "no kept run") {
+		t.Fatalf("%q", r.OracleNote)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
