@@ -203,7 +203,7 @@ var catalog = []Mutant{
 	{Name: "max-failed-indexes-off-by-one", Suite: "conformance", Labels: "backoffPerIndex",
 		Breaks: "fails the Job with MaxFailedIndexesExceeded when the failed indexes reach maxFailedIndexes instead of exceeding it",
 		Edits: []Edit{
-			{"sync.go", "failed > int(*job.Spec.MaxFailedIndexes)", "failed >= int(*job.Spec.MaxFailedIndexes)"},
+			{"sync.go", "failed > int(*job.Spec.MaxFailedIndexes)", "failed > 0 && failed >= int(*job.Spec.MaxFailedIndexes)"},
 		}},
 	{Name: "per-index-limit-off-by-one", Suite: "conformance", Labels: "backoffPerIndex",
 		Breaks: "fails an index when its failures reach backoffLimitPerIndex instead of exceeding it",
