@@ -34,9 +34,12 @@ import (
 // Observation is what a run showed that a conforming controller must show
 // too, each field a canonical string so that two runs compare by equality.
 type Observation struct {
-	// Controller is who ran it, Version the release.
+	// Controller is who ran it, Version the release, Nodes what played
+	// the nodes ("kubelet", or "" for kwok): an oracle holds for runs of
+	// the same release on the same kind of nodes only.
 	Controller string `json:"controller"`
 	Version    string `json:"version"`
+	Nodes      string `json:"nodes,omitempty"`
 	// Final is the Job's status as it was last seen before anyone asked
 	// for its deletion, field by field: once it is being deleted it owes
 	// no status (the last write before it is gone depends on timing), and

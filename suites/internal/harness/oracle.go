@@ -73,6 +73,10 @@ func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Cont
 		r.OracleNote = "not compared with the built-in: " + why
 	case builtin.Skipped != "":
 		r.OracleNote = "not compared with the built-in: its run was skipped: " + builtin.Skipped
+	case builtin.Version != r.Observation.Version || builtin.Nodes != r.Observation.Nodes:
+		// A kept run (--oracle-from) of another release or other nodes.
+		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run is of Kubernetes %s on %s nodes, this one of %s on %s nodes",
+			builtin.Version, cmp.Or(builtin.Nodes, "kwok"), r.Observation.Version, cmp.Or(r.Observation.Nodes, "kwok"))
 	case len(builtin.Failed) > 0:
 		// A built-in that broke a promise is no oracle: its run is judged
 		// (and its bug named) in its own spec, not held against this one.

@@ -64,6 +64,18 @@ func TestOracleNotes(t *testing.T) {
 	if !strings.Contains(r.OracleNote, "no kept run") {
 		t.Fatalf("%q", r.OracleNote)
 	}
+	// A kept run of another release, or on other nodes, is no oracle here.
+	other := observed("1")
+	other.Version = "v1.36.3"
+	if err := kept.From.Put("s", other); err != nil {
+		t.Fatal(err)
+	}
+	r = &runner.Result{Observation: observed("1")}
+	r.Observation.Version = "v1.37.1"
+	kept.Judge(context.Background(), s, runner.Reference, r)
+	if len(r.Differences) != 0 || !strings.Contains(r.OracleNote, "Kubernetes v1.36.3 on kwok nodes, this one of v1.37.1") {
+		t.Fatalf("%v %q", r.Differences, r.OracleNote)
+	}
 }
 
 type errString string

@@ -348,7 +348,7 @@ func judge(ctx context.Context, r *Result, j judged) {
 	r.Invariants = invariants.CheckAll(ictx, entries)
 	if !c.Dispatched {
 		r.Observation = oracle.Observe(entries, JobName, c.Finalizer)
-		r.Observation.Controller, r.Observation.Version = c.Name, j.version
+		r.Observation.Controller, r.Observation.Version, r.Observation.Nodes = c.Name, j.version, o.Nodes
 	}
 	if c.Dispatched {
 		var mirror invariants.Result
