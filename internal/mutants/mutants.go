@@ -99,13 +99,11 @@ func Apply(dir string, ms ...Mutant) (map[string][]byte, error) {
 				files[e.File] = e.New
 				continue
 			}
-			switch n := strings.Count(src, e.Old); n {
-			case 1:
-				files[e.File] = strings.Replace(src, e.Old, e.New, 1)
-			default:
+			if n := strings.Count(src, e.Old); n != 1 {
 				return nil, fmt.Errorf("mutant %s no longer applies: edit %d expects its text once in controller/%s, found it %d times: %q (mend the edit in internal/mutants/catalog.go)",
 					m.Name, i+1, e.File, n, e.Old)
 			}
+			files[e.File] = strings.Replace(src, e.Old, e.New, 1)
 		}
 	}
 	out := map[string][]byte{}
