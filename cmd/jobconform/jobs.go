@@ -412,6 +412,9 @@ func (j job) ginkgoArgs(bin string, out io.Writer) []string {
 	r := j.o.Run
 	args := []string{"--keep-going", "--randomize-all", "--timeout=" + j.o.SuiteTimeout(j.suite).String(), "--output-dir=" + j.dir,
 		"--junit-report=junit-" + j.suite + ".xml", "--json-report=report-" + j.suite + ".json"}
+	if r.FailFast {
+		args = append(args, "--fail-fast")
+	}
 	if procs := j.procs(); procs > 1 {
 		args = append(args, "-p", fmt.Sprintf("--procs=%d", procs))
 	}

@@ -158,3 +158,18 @@ func TestSelects(t *testing.T) {
 		}
 	}
 }
+
+// --fail-fast reaches Ginkgo (make mutate stops a mutant at its first catch);
+// without it every spec runs.
+func TestGinkgoArgsFailFast(t *testing.T) {
+	o := options.Defaults()
+	o.Run.Suites = []string{"conformance"}
+	j := job{suite: "conformance", o: o, dir: t.TempDir()}
+	if args := j.ginkgoArgs("bin", nil); slices.Contains(args, "--fail-fast") {
+		t.Errorf("--fail-fast without being asked: %v", args)
+	}
+	j.o.Run.FailFast = true
+	if args := j.ginkgoArgs("bin", nil); !slices.Contains(args, "--fail-fast") {
+		t.Errorf("no --fail-fast in %v", args)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,7 @@ func mutate(ctx context.Context, args []string) error {
 	procs := fs.Int("procs", 6, "parallel Ginkgo processes per fault")
 	out := fs.String("out", filepath.Join(options.Artifacts(), "mutate"), "directory for each fault's reports and mutation.{md,json}")
 	only := fs.String("faults", "", "comma-separated faults to run (default: every mutant of internal/mutants)")
+	all := fs.Bool("all-specs", false, "run every spec of each fault, not only up to its first catch (slower; names every check that catches it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -70,9 +72,14 @@ func mutate(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
+	s := mutateSettings{version: *version, procs: *procs, failFast: !*all}
+	oracleFrom := builtinOracle(ctx, faults, s, filepath.Join(*out, "builtin"))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	var results []mutant
 	for i, f := range faults {
-		m := runMutant(ctx, f, *version, *procs, filepath.Join(*out, f.Name))
+		m := runMutant(ctx, f, s, oracleFrom, filepath.Join(*out, f.Name))
 		if ctx.Err() != nil {
 			// Interrupted: its specs failed by being stopped, which is no catch.
 			fmt.Fprintf(os.Stderr, "[%d/%d] %s: interrupted, no verdict\n", i+1, len(faults), f.Name)
@@ -117,46 +124,106 @@ func mutate(ctx context.Context, args []string) error {
 
 // runMutant runs the fault's scenarios against the reference controller
 // broken by it (built from the mutant's edits), as jobconform run runs a
-// suite, and reads which specs failed, and through what.
-func runMutant(ctx context.Context, f mutants.Mutant, version string, procs int, dir string) (m mutant) {
+// suite, and reads which specs failed, and through what. oracleFrom is the
+// built-in's kept runs ("": each spec runs the built-in as its oracle).
+func runMutant(ctx context.Context, f mutants.Mutant, s mutateSettings, oracleFrom, dir string) (m mutant) {
 	m = mutant{Fault: f.Name, Breaks: f.Breaks, Labels: f.Labels}
 	start := time.Now()
 	defer func() { m.Seconds = time.Since(start).Seconds() }()
-	fail := func(err error) mutant { m.Error = err.Error(); return m }
-	o := options.Defaults()
+	o := s.options(f.Suite, f.Labels, dir)
 	o.Controllers, o.ReferenceFaults = []string{"reference"}, []string{f.Name}
-	o.Run.Versions, o.Run.Suites, o.Run.LabelFilter = []string{version}, []string{f.Suite}, f.Labels
-	o.Run.Procs, o.Run.Artifacts, o.Run.Timeout = procs, dir, 30*time.Minute
-	p, err := check(ctx, o)
+	if f.Suite == "conformance" {
+		o.Oracle.From = oracleFrom
+	}
+	runs, err := runOnce(ctx, o, dir)
 	if err != nil {
-		return fail(err)
-	}
-	bin, err := os.MkdirTemp("", "jobconform-mutant-")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(bin)
-	if err := p.writeScripts(ctx, bin); err != nil {
-		return fail(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail(err)
-	}
-	log, err := os.Create(filepath.Join(dir, "ginkgo.log"))
-	if err != nil {
-		return fail(err)
-	}
-	defer log.Close()
-	j := p.jobs[0]
-	j.dir = dir
-	_, _ = p.runJob(ctx, bin, j, log, false) // failing specs are the point; the report says which
-	runs, err := ginkgoreport.Load(filepath.Join(dir, "report-"+f.Suite+".json"))
-	if err != nil {
-		m.Error = fmt.Sprintf("no report (%v); see %s", err, log.Name())
+		m.Error = err.Error()
 		return m
 	}
 	m.Caught, m.By, m.Specs, m.Error = judge(runs)
 	return m
+}
+
+// mutateSettings are what every run of make mutate shares.
+type mutateSettings struct {
+	version  string
+	procs    int
+	failFast bool
+}
+
+func (s mutateSettings) options(suite, labels, dir string) options.Options {
+	o := options.Defaults()
+	o.Run.Versions, o.Run.Suites, o.Run.LabelFilter = []string{s.version}, []string{suite}, labels
+	o.Run.Procs, o.Run.Artifacts, o.Run.Timeout, o.Run.FailFast = s.procs, dir, 30*time.Minute, s.failFast
+	return o
+}
+
+// runOnce runs o's one suite into dir, as jobconform run runs it, and reads
+// its runs back. Failing specs are no error: the report says which.
+func runOnce(ctx context.Context, o options.Options, dir string) ([]reports.Run, error) {
+	p, err := check(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := os.MkdirTemp("", "jobconform-mutant-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(bin)
+	if err := p.writeScripts(ctx, bin); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(dir, "ginkgo.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	j := p.jobs[0]
+	j.dir = dir
+	_, _ = p.runJob(ctx, bin, j, log, false)
+	runs, err := ginkgoreport.Load(filepath.Join(dir, "report-"+j.suite+".json"))
+	if err != nil {
+		return nil, fmt.Errorf("no report (%v); see %s", err, log.Name())
+	}
+	return runs, nil
+}
+
+// builtinOracle runs the built-in once over every conformance mutant's
+// specs and returns the directory of its kept runs, the oracle of every
+// mutant's; without it each mutant's spec would run the built-in again.
+// "" when the built-in could not be run: each mutant then runs its own.
+func builtinOracle(ctx context.Context, faults []mutants.Mutant, s mutateSettings, dir string) string {
+	var filters []string
+	for _, f := range faults {
+		if f.Suite == "conformance" && !slices.Contains(filters, "("+f.Labels+")") {
+			filters = append(filters, "("+f.Labels+")")
+		}
+	}
+	if len(filters) == 0 {
+		return ""
+	}
+	start := time.Now()
+	fmt.Fprintf(os.Stderr, "[oracle] the built-in over every fault's conformance specs, once (reports in %s)\n", dir)
+	s.failFast = false // every spec's run is an oracle
+	o := s.options("conformance", strings.Join(filters, " || "), dir)
+	o.Controllers = []string{"builtin"}
+	runs, err := runOnce(ctx, o, dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "[oracle] no built-in runs (%v): each fault's specs run the built-in themselves\n", err)
+		return ""
+	}
+	failed := 0
+	for _, r := range runs {
+		if r.Verdict == "fail" {
+			failed++
+		}
+	}
+	fmt.Fprintf(os.Stderr, "[oracle] %d built-in runs, %d failed, in %s: a spec whose built-in run failed is not compared\n",
+		len(runs), failed, time.Since(start).Round(time.Second))
+	return filepath.Join(dir, "oracle")
 }
 
 // judge reads a mutant's runs: caught when a scenario ran and failed on the
