@@ -11,9 +11,9 @@
 #   - reports/... does not import the machinery that runs scenarios;
 #   - internal/... (the module's helpers and the cluster providers) imports
 #     nothing of suites/ or cmd/: the suites use them, not the other way round;
-#   - internal/options and internal/release are leaves: the settings import
-#     nothing of the controller, the suites or the providers, so every package
-#     may read them;
+#   - internal/options and internal/release are leaves: they import no
+#     jobconform package (the command resolves releases for the settings), so
+#     every package may read them;
 #   - the reference controller holds no fault switch: its faults are source
 #     mutations kept in internal/mutants, which edits a copy of controller/
 #     and imports no jobconform package (nor does controller/ import it);
@@ -50,7 +50,7 @@ deny "./reports/..." "^$mod/(chaos|controller)(/|\$)|^$mod/scenarios(/catalog|/i
 
 deny "./internal/..." "^$mod/(suites|cmd)(/|\$)" "internal/ holds what the suites and the CLI use; it imports neither"
 for leaf in options release; do
-	deny "./internal/$leaf/..." "^$mod/(controller|scenarios|chaos|reports|suites|cmd|internal/(cluster|k8sbin|kube|process|ports|recorder|ginkgoreport|mutants))(/|\$)" "the settings are leaves every package may import"
+	deny "./internal/$leaf/..." "^$mod/" "the settings and the releases are leaves every package may import: they import no jobconform package"
 done
 deny "./internal/mutants/..." "^$mod/" "the mutants edit controller/'s source, they import nothing of jobconform"
 switches=$(grep -n 'Faults\.Has\|inject-fault' controller/*.go controller/cmd/reference-controller/app/*.go 2>/dev/null)

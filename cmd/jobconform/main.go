@@ -134,6 +134,7 @@ func versionsFlag(fs *flag.FlagSet, usage string) *options.Options {
 		fmt.Fprintln(os.Stderr, "jobconform: warning:", err)
 	}
 	o.AddVersionsFlag(fs, usage)
+	describeReleases(fs)
 	return &o
 }
 
@@ -221,7 +222,7 @@ func cluster(ctx context.Context, args []string) error {
 		return usageError{err}
 	}
 	o.Run.Versions = nil
-	if err := o.Validate(); err != nil {
+	if err := settle(&o); err != nil {
 		return usageError{err}
 	}
 	c, err := clusterpkg.Create(ctx, "local", clusterpkg.Config{Version: o.Version, Nodes: *nodes, NodeKind: o.Nodes, FeatureGates: o.FeatureGates, Progress: os.Stderr})

@@ -32,6 +32,32 @@ type plan struct {
 	jobs      []job
 }
 
+// settle resolves o's releases (internal/release) and checks the rest.
+func settle(o *options.Options) error {
+	if err := o.ResolveReleases(release.Resolve); err != nil {
+		return err
+	}
+	return o.Validate()
+}
+
+// addFlags binds jobconform run's flags to o, the releases they default to
+// named in their help (the settings know no release).
+func addFlags(fs *flag.FlagSet, o *options.Options) {
+	o.AddFlags(fs)
+	describeReleases(fs)
+}
+
+// describeReleases names the default and previous release in the help of
+// the flags that take a release.
+func describeReleases(fs *flag.FlagSet) {
+	if f := fs.Lookup("k8s-version"); f != nil {
+		f.Usage = strings.Replace(f.Usage, "jobconform's default release", release.Default, 1)
+	}
+	if f := fs.Lookup("builtin-at"); f != nil {
+		f.Usage = strings.Replace(f.Usage, "the minor before the default release", release.Previous, 1)
+	}
+}
+
 // runFlags parses jobconform run's flags over the environment's settings
 // (options.FromEnv): the one place either is read.
 func runFlags(args []string) (options.Options, error) {
@@ -40,7 +66,7 @@ func runFlags(args []string) (options.Options, error) {
 		return o, err
 	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	o.AddFlags(fs)
+	addFlags(fs, &o)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -53,7 +79,7 @@ func runFlags(args []string) (options.Options, error) {
 // check validates o without starting anything: every error is the user's to
 // fix (exit 2).
 func check(ctx context.Context, o options.Options) (*plan, error) {
-	if err := o.Validate(); err != nil {
+	if err := settle(&o); err != nil {
 		return nil, err
 	}
 	if _, err := mutants.LookupAll(o.ReferenceFaults); err != nil {

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/reports"
 )
 
@@ -83,5 +86,30 @@ func TestSelectedNone(t *testing.T) {
 	}
 	if selectedNone(filepath.Join(dir, "missing.json")) {
 		t.Error("a missing report")
+	}
+}
+
+// The command resolves releases (the settings know none): "previous" and
+// a short form are named in full, a release jobconform cannot run is
+// refused, and the flags' help names the default releases.
+func TestSettleReleases(t *testing.T) {
+	o := options.Defaults()
+	o.Run.Versions, o.Run.BuiltinAt = []string{release.Default[1:]}, []string{"previous"}
+	if err := settle(&o); err != nil || o.Run.Versions[0] != release.Default || o.Run.BuiltinAt[0] != release.Previous {
+		t.Errorf("settle = %v: --k8s-version %v, --builtin-at %v", err, o.Run.Versions, o.Run.BuiltinAt)
+	}
+	o = options.Defaults()
+	o.Run.Versions = []string{"v1.30.0"}
+	if err := settle(&o); err == nil || !strings.Contains(err.Error(), "--k8s-version") {
+		t.Errorf("v1.30.0: settle = %v", err)
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	o = options.Defaults()
+	addFlags(fs, &o)
+	if u := fs.Lookup("k8s-version").Usage; !strings.Contains(u, release.Default) {
+		t.Errorf("--k8s-version's help names no default: %s", u)
+	}
+	if u := fs.Lookup("builtin-at").Usage; !strings.Contains(u, release.Previous) {
+		t.Errorf("--builtin-at's help names no previous release: %s", u)
 	}
 }

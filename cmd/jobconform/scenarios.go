@@ -188,7 +188,7 @@ func matrix(ctx context.Context, args []string) error {
 		return usageError{err}
 	}
 	o.Run.Versions = append([]string(nil), release.Matrix...)
-	o.AddFlags(fs)
+	addFlags(fs, &o)
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}

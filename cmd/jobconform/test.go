@@ -59,7 +59,7 @@ func test(ctx context.Context, args []string) error {
 		o.Controllers = append(o.Controllers, "dispatcher")
 	}
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	o.AddFlags(fs)
+	addFlags(fs, &o)
 	goTest := fs.Bool("go-test", true, "run go test on the packages before the suites")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}

@@ -16,12 +16,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/mod/semver"
 
-	"github.com/jobconform/jobconform/internal/release"
 )
 
 // Env carries Options, as JSON, from jobconform to the suites' processes.
@@ -328,24 +326,6 @@ func FromEnv() (Options, error) {
 	return o, errors.Join(errs...)
 }
 
-var current struct {
-	once sync.Once
-	o    Options
-	err  error
-}
-
-// Current is FromEnv, read once and checked (Validate): what a suite
-// process was told.
-func Current() (Options, error) {
-	current.once.Do(func() {
-		current.o, current.err = FromEnv()
-		if current.err == nil {
-			current.err = current.o.Validate()
-		}
-	})
-	return current.o, current.err
-}
-
 // Encode is o as Env carries it.
 func (o Options) Encode() (string, error) {
 	data, err := json.Marshal(o)
@@ -400,12 +380,6 @@ func (o *Options) Validate() error {
 		if len(o.FeatureGates) > 0 {
 			return errors.New("--feature-gates and --kubeconfig: jobconform does not configure an existing cluster")
 		}
-	} else if o.Version != "" { // one suite process's release
-		v, err := release.Parse(o.Version)
-		if err != nil {
-			return fmt.Errorf("--k8s-version: %w", err)
-		}
-		o.Version = v
 	}
 	if len(o.Controllers) == 0 {
 		return fmt.Errorf("--controllers: name at least one of %s", strings.Join(Controllers, ", "))
@@ -460,23 +434,28 @@ func (o *Options) Validate() error {
 	return o.Run.validate(o.ProviderName())
 }
 
-func (r *Run) validate(provider string) error {
-	if provider == "existing" && (len(r.Versions) > 0 || len(r.BuiltinAt) > 0) {
-		return errors.New("--k8s-version and --kubeconfig: an existing cluster runs its own release; drop --k8s-version")
-	}
-	if provider == "existing" && r.KubeletConformance {
-		return errors.New("--kubelet-conformance and --kubeconfig: kubelet nodes are a setting of the local provider")
+// ResolveReleases names every release of o as resolve does (internal/release:
+// "1.36" is v1.36.x, "previous" the minor before the default) and refuses one
+// given twice. The caller passes resolve: the settings import no jobconform
+// package, so every package may read them.
+func (o *Options) ResolveReleases(resolve func(string) (string, error)) error {
+	if o.Version != "" { // one suite process's release
+		v, err := resolve(o.Version)
+		if err != nil {
+			return fmt.Errorf("--k8s-version: %w", err)
+		}
+		o.Version = v
 	}
 	seen := map[string]string{}
 	for _, list := range []struct {
 		flag string
 		vs   []string
-	}{{"--k8s-version", r.Versions}, {"--builtin-at", r.BuiltinAt}} {
+	}{{"--k8s-version", o.Run.Versions}, {"--builtin-at", o.Run.BuiltinAt}} {
 		for i, v := range list.vs {
-			pv, err := release.Resolve(v) // "previous" too
 			if v == "" {
-				err = errors.New("empty Kubernetes version")
+				return fmt.Errorf("%s: empty Kubernetes version", list.flag)
 			}
+			pv, err := resolve(v)
 			if err != nil {
 				return fmt.Errorf("%s: %w", list.flag, err)
 			}
@@ -486,6 +465,16 @@ func (r *Run) validate(provider string) error {
 			seen[pv] = list.flag
 			list.vs[i] = pv
 		}
+	}
+	return nil
+}
+
+func (r *Run) validate(provider string) error {
+	if provider == "existing" && (len(r.Versions) > 0 || len(r.BuiltinAt) > 0) {
+		return errors.New("--k8s-version and --kubeconfig: an existing cluster runs its own release; drop --k8s-version")
+	}
+	if provider == "existing" && r.KubeletConformance {
+		return errors.New("--kubelet-conformance and --kubeconfig: kubelet nodes are a setting of the local provider")
 	}
 	if len(r.Suites) == 0 {
 		return fmt.Errorf("--suites: name at least one of %s", strings.Join(Suites, ", "))
@@ -549,7 +538,7 @@ func (o *Options) AddClusterFlags(fs *flag.FlagSet) {
 // AddVersionsFlag binds the repeatable --k8s-version to o.Run.Versions.
 func (o *Options) AddVersionsFlag(fs *flag.FlagSet, usage string) {
 	given := false
-	fs.Func("k8s-version", usage+" (repeatable; default "+release.Default+")", func(s string) error {
+	fs.Func("k8s-version", usage+" (repeatable; default: jobconform's default release)", func(s string) error {
 		if !given { // the flags replace what the environment said
 			o.Run.Versions, given = nil, true
 		}
@@ -562,7 +551,7 @@ func (o *Options) AddVersionsFlag(fs *flag.FlagSet, usage string) {
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	o.AddClusterFlags(fs)
 	o.AddVersionsFlag(fs, "Kubernetes release of the local clusters: each release is a run of its own")
-	fs.Func("builtin-at", "also judge the built-in controller alone at this release, with the conformance and chaos suites (repeatable; \"previous\" is "+release.Previous+"; empty: none)", func(s string) error {
+	fs.Func("builtin-at", "also judge the built-in controller alone at this release, with the conformance and chaos suites (repeatable; \"previous\": the minor before the default release; empty: none)", func(s string) error {
 		if s == "" {
 			o.Run.BuiltinAt = nil
 			return nil

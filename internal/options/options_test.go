@@ -144,7 +144,6 @@ func TestValidate(t *testing.T) {
 		"--provider":          func(o *Options) { o.Provider = "gke" },
 		"--kubeconfig":        func(o *Options) { o.Kubeconfig = "k"; o.Provider = "kind" },
 		"--provider existing": func(o *Options) { o.Provider = "existing" },
-		"--k8s-version":       func(o *Options) { o.Version = "v1.30.0" },
 		"--controllers":       func(o *Options) { o.Controllers = []string{"builtin", "kueue"} },
 		"--external-managed-by": func(o *Options) {
 			o.Controllers = []string{"external"}
@@ -192,10 +191,38 @@ func TestValidate(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Errorf("--controllers builtin,dispatcher: %v", err)
 	}
-	o = Defaults()
-	o.Version = "1.36.3"
-	if err := o.Validate(); err != nil || o.Version != "v1.36.3" {
-		t.Errorf("Validate() = %v, version %q", err, o.Version)
+}
+
+// ResolveReleases names each release as the resolver given does, and refuses
+// one named twice, the flag named.
+func TestResolveReleases(t *testing.T) {
+	resolve := func(v string) (string, error) {
+		switch v {
+		case "previous", "1.36.3", "v1.36.3":
+			return "v1.36.3", nil
+		case "v1.37.1":
+			return v, nil
+		}
+		return "", fmt.Errorf("no release %q", v)
+	}
+	bad := map[string]func(*Options){
+		"--k8s-version: no release":            func(o *Options) { o.Version = "v1.30.0" },
+		"already given with --k8s-version":     func(o *Options) { o.Run.Versions = []string{"v1.36.3"}; o.Run.BuiltinAt = []string{"1.36.3"} },
+		"--builtin-at: no release":             func(o *Options) { o.Run.BuiltinAt = []string{"latest"} },
+		"--k8s-version: empty":                 func(o *Options) { o.Run.Versions = []string{""} },
+		"--k8s-version v1.37.1: already given": func(o *Options) { o.Run.Versions = []string{"v1.37.1", "v1.37.1"} },
+	}
+	for want, breakIt := range bad {
+		o := Defaults()
+		breakIt(&o)
+		if err := o.ResolveReleases(resolve); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: ResolveReleases() = %v", want, err)
+		}
+	}
+	o := Defaults()
+	o.Version, o.Run.BuiltinAt = "1.36.3", []string{"previous"}
+	if err := o.ResolveReleases(resolve); err != nil || o.Version != "v1.36.3" || o.Run.BuiltinAt[0] != "v1.36.3" {
+		t.Errorf("ResolveReleases() = %v: version %q, --builtin-at %v", err, o.Version, o.Run.BuiltinAt)
 	}
 }
 
@@ -240,8 +267,6 @@ func TestValidateRun(t *testing.T) {
 		"--suites":              func(o *Options) { o.Run.Suites = []string{"soak"} },
 		"--procs":               func(o *Options) { o.Run.Procs = 0 },
 		"--cluster-procs":       func(o *Options) { o.Run.ClusterProcs = 0 },
-		"already given":         func(o *Options) { o.Run.Versions = []string{"v1.36.3"}; o.Run.BuiltinAt = []string{"1.36.3"} },
-		"--builtin-at":          func(o *Options) { o.Run.BuiltinAt = []string{"latest"} },
 		"--kubelet-conformance": func(o *Options) { o.Run.KubeletConformance = true; o.Run.Suites = []string{"chaos"} },
 		"drop --k8s-version":    func(o *Options) { o.Kubeconfig = "k"; o.Run.Versions = []string{"v1.36.3"} },
 	}
@@ -251,11 +276,6 @@ func TestValidateRun(t *testing.T) {
 		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: Validate() = %v", want, err)
 		}
-	}
-	o := Defaults()
-	o.Run.BuiltinAt = []string{"previous"}
-	if err := o.Validate(); err != nil || o.Run.BuiltinAt[0] == "previous" {
-		t.Errorf("--builtin-at previous: %v, %v", err, o.Run.BuiltinAt)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -26,6 +27,7 @@ import (
 	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/process"
+	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
@@ -39,14 +41,29 @@ type BadInput struct{ Err error }
 func (b BadInput) Error() string { return options.BadInputPrefix + b.Err.Error() }
 func (b BadInput) Unwrap() error { return b.Err }
 
-// Settings are what this suite process was told (options.Current): a
-// BadInput when they do not hold.
+var settings struct {
+	once sync.Once
+	o    options.Options
+	err  error
+}
+
+// Settings are what this suite process was told (options.FromEnv), read
+// once, its releases resolved and checked: a BadInput when they do not hold.
 func Settings() (options.Options, error) {
-	o, err := options.Current()
-	if err != nil {
-		return o, BadInput{err}
+	settings.once.Do(func() {
+		o, err := options.FromEnv()
+		if err == nil {
+			err = o.ResolveReleases(release.Resolve)
+		}
+		if err == nil {
+			err = o.Validate()
+		}
+		settings.o, settings.err = o, err
+	})
+	if settings.err != nil {
+		return settings.o, BadInput{settings.err}
 	}
-	return o, nil
+	return settings.o, nil
 }
 
 // Scenarios loads the scenarios the settings name.
@@ -94,7 +111,7 @@ type Options struct {
 	KueueVersion string
 }
 
-// OptionsFromEnv is the set-up the settings (options.Current) ask for.
+// OptionsFromEnv is the set-up the settings (Settings) ask for.
 func OptionsFromEnv() (Options, error) {
 	st, err := Settings()
 	if err != nil {
