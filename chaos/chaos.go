@@ -15,7 +15,7 @@ import (
 	"github.com/chaos-mesh/chaos-mesh/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/jobconform/jobconform/scenarios/yamltypes"
+	"github.com/jobconform/jobconform/internal/yamltypes"
 )
 
 // Action is one disturbance: exactly one field is set.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/internal/pods"
 )
 
 // The pod disruptions, each written once: the injector's actions and the

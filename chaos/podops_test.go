@@ -12,7 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/internal/pods"
 )
 
 func TestEndRunKeepsTheBehavioursExitCodeUnlessGiven(t *testing.T) {

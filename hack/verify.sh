@@ -5,12 +5,15 @@
 #   - scenarios/..., chaos/... and reports/... import no Ginkgo, no Gomega and
 #     nothing of suites/, cmd/ or the cluster providers (they are data, checks
 #     and renderers, not tests);
-#   - chaos/... does not import the scenario model (scenarios, its catalog or
-#     invariants): scenarios use chaos steps, not the other way round; the
-#     leaves scenarios/pods, scenarios/timeline and scenarios/yamltypes are shared;
+#   - chaos/... imports nothing of scenarios/: scenarios use chaos steps, not
+#     the other way round; what both need (internal/pods, internal/yamltypes)
+#     lives below both;
 #   - reports/... does not import the machinery that runs scenarios;
 #   - internal/... (the module's helpers and the cluster providers) imports
 #     nothing of suites/ or cmd/: the suites use them, not the other way round;
+#     nor the domain (controller/, chaos/, the scenario model and its checks):
+#     only the recording's format (scenarios/timeline) and the verdicts'
+#     (reports/) reach down to the recorder and the report reader;
 #   - internal/options and internal/release are leaves: they import no
 #     jobconform package (the command resolves releases for the settings), so
 #     every package may read them;
@@ -45,10 +48,11 @@ deny "./controller/..." "^$mod/(scenarios|chaos|reports|suites|cmd|internal)(/|\
 for tree in scenarios chaos reports; do
 	deny "./$tree/..." "^github.com/onsi/(ginkgo|gomega)|^$mod/suites(/|\$)" "$tree knows no test framework and nothing of suites/"
 done
-deny "./chaos/..." "^$mod/scenarios(/catalog|/invariants)?\$" "chaos must not import the scenario model (scenarios imports chaos)"
+deny "./chaos/..." "^$mod/scenarios(/|\$)" "chaos imports nothing of scenarios/ (scenarios imports chaos)"
 deny "./reports/..." "^$mod/(chaos|controller)(/|\$)|^$mod/scenarios(/catalog|/invariants|/pods)?\$" "reports read results, they do not run scenarios"
 
 deny "./internal/..." "^$mod/(suites|cmd)(/|\$)" "internal/ holds what the suites and the CLI use; it imports neither"
+deny "./internal/..." "^$mod/(controller|chaos)(/|\$)|^$mod/scenarios(/(invariants|catalog|oracle|bugs))?\$" "internal/ is infrastructure: it imports no controller, chaos step or scenario check (a helper the tests alone call belongs in the tests)"
 for leaf in options release; do
 	deny "./internal/$leaf/..." "^$mod/" "the settings and the releases are leaves every package may import: they import no jobconform package"
 done

@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/internal/pods"
+	"github.com/jobconform/jobconform/internal/yamltypes"
 	"github.com/jobconform/jobconform/scenarios/bugs"
-	"github.com/jobconform/jobconform/scenarios/pods"
-	"github.com/jobconform/jobconform/scenarios/yamltypes"
 )
 
 // Features are the labels scenarios may carry (Ginkgo --label-filter).

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/jobconform/jobconform/internal/yamltypes"
 	"github.com/jobconform/jobconform/scenarios/bugs"
-	"github.com/jobconform/jobconform/scenarios/yamltypes"
 )
 
 // SchemaID names the scenario file schema: the file scenarios/scenario.schema.json

@@ -19,7 +19,7 @@ import (
 	"github.com/jobconform/jobconform/internal/cluster/internal/local"
 	"github.com/jobconform/jobconform/internal/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/internal/cluster/internal/provider"
-	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/internal/pods"
 )
 
 // The contract every provider implements (see internal/provider).

@@ -13,9 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
-
-	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
 // CreateNamespace makes a namespace named after prefix and waits for its
@@ -54,24 +51,6 @@ func DeleteNamespace(ctx context.Context, client kubernetes.Interface, ns string
 		return nil
 	}
 	return err
-}
-
-// NewJob returns a Job of parallelism = completions = n whose pods behave as b,
-// with restartPolicy Never and backoffLimit 6 unless changed afterwards.
-func NewJob(name string, n int32, b pods.Behavior) *batchv1.Job {
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: batchv1.JobSpec{
-			Parallelism:  ptr.To(n),
-			Completions:  ptr.To(n),
-			BackoffLimit: ptr.To[int32](6),
-			Template: corev1.PodTemplateSpec{
-				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever},
-			},
-		},
-	}
-	b.Apply(&job.Spec.Template)
-	return job
 }
 
 // JobFinished tells whether a Job has its terminal condition (Complete or Failed True).

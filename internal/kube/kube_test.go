@@ -12,8 +12,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
-
-	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
 // A namespace is handed out only once its default ServiceAccount exists
@@ -75,16 +73,6 @@ func TestPodPredicates(t *testing.T) {
 	p.OwnerReferences[0].Controller = nil
 	if IsOwnedBy(p, "job") {
 		t.Fatal("an owner that is not the controller")
-	}
-}
-
-func TestNewJob(t *testing.T) {
-	j := NewJob("j", 3, pods.Succeed(time.Second))
-	if *j.Spec.Parallelism != 3 || *j.Spec.Completions != 3 || *j.Spec.BackoffLimit != 6 || j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
-		t.Fatalf("spec %+v", j.Spec)
-	}
-	if len(j.Spec.Template.Annotations) == 0 || len(j.Spec.Template.Spec.Containers) != 1 {
-		t.Fatalf("the behaviour was not applied: %+v", j.Spec.Template)
 	}
 }
 

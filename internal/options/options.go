@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"golang.org/x/mod/semver"
-
 )
 
 // Env carries Options, as JSON, from jobconform to the suites' processes.

@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
@@ -45,7 +44,7 @@ type Recorder struct {
 	// gaps are, per kind, the stretches in which its watch was broken (an
 	// apiserver restart): from the error to just after the relist's first
 	// news of that kind. Each informer relists on its own schedule.
-	gaps   map[string][]invariants.Span
+	gaps   map[string][]timeline.Span
 	listed map[string]bool // kinds whose initial list is done
 	notify chan struct{}   // closed and replaced on every new entry
 	cancel context.CancelFunc
@@ -91,7 +90,7 @@ func StartMirrored(ctx context.Context, manager, worker kubernetes.Interface, ns
 const managerJob = "ManagerJob"
 
 func newRecorder() *Recorder {
-	return &Recorder{notify: make(chan struct{}), done: make(chan struct{}), gaps: map[string][]invariants.Span{}, listed: map[string]bool{}}
+	return &Recorder{notify: make(chan struct{}), done: make(chan struct{}), gaps: map[string][]timeline.Span{}, listed: map[string]bool{}}
 }
 
 // sources are the informers of namespace ns's Jobs, Pods and Events and of
@@ -294,13 +293,13 @@ func (r *Recorder) connection(kind string, err error, list bool) bool {
 	switch {
 	case err != nil:
 		if !open {
-			r.gaps[kind] = append(gaps, invariants.Span{From: now})
+			r.gaps[kind] = append(gaps, timeline.Span{From: now})
 		}
 	case list && first:
 		// the initial list: nothing missed
 	case list:
 		if !open {
-			gaps = append(gaps, invariants.Span{From: now.Add(-relistReach)})
+			gaps = append(gaps, timeline.Span{From: now.Add(-relistReach)})
 		}
 		gaps[len(gaps)-1].To = now.Add(gapTail)
 		r.gaps[kind] = gaps
@@ -324,10 +323,10 @@ func (r *Recorder) reopen(kind string) {
 
 // Gaps lists the stretches in which the recording of Jobs or Pods may have
 // missed changes.
-func (r *Recorder) Gaps() []invariants.Span {
+func (r *Recorder) Gaps() []timeline.Span {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []invariants.Span
+	var out []timeline.Span
 	for _, kind := range []string{"Job", "Pod", managerJob} {
 		for _, g := range r.gaps[kind] {
 			if g.To.IsZero() { // still open

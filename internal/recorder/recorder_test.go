@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobconform/jobconform/scenarios/timeline"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/jobconform/jobconform/scenarios/invariants"
 )
 
 func pod(ns, name string) *corev1.Pod {
@@ -148,7 +147,7 @@ func TestWaitFor(t *testing.T) {
 // watch closes it, a relist closes it after its burst; the initial list and
 // Events' or Nodes' gaps do not count.
 func TestGaps(t *testing.T) {
-	r := &Recorder{gaps: map[string][]invariants.Span{}, listed: map[string]bool{}}
+	r := &Recorder{gaps: map[string][]timeline.Span{}, listed: map[string]bool{}}
 	down := errors.New("connection refused")
 	r.connection("Pod", nil, true) // initial list
 	if g := r.Gaps(); len(g) != 0 {
@@ -178,7 +177,7 @@ func TestGaps(t *testing.T) {
 // judged, and a Complete written after the pods had succeeded was judged
 // against their state from before the apiserver restart.
 func TestResumedWatchThatFailsReopensTheGap(t *testing.T) {
-	r := &Recorder{gaps: map[string][]invariants.Span{}, listed: map[string]bool{}}
+	r := &Recorder{gaps: map[string][]timeline.Span{}, listed: map[string]bool{}}
 	var w *watch.FakeWatcher
 	lw := r.listWatch("Pod",
 		func(context.Context, metav1.ListOptions) (runtime.Object, error) { return &corev1.PodList{}, nil },

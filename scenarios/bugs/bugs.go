@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jobconform/jobconform/scenarios/yamltypes"
+	"github.com/jobconform/jobconform/internal/yamltypes"
 )
 
 // Bug is one upstream bug.

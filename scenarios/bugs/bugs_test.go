@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jobconform/jobconform/scenarios/yamltypes"
+	"github.com/jobconform/jobconform/internal/yamltypes"
 )
 
 func TestOf(t *testing.T) {

@@ -54,7 +54,7 @@ type Context struct {
 	// PolicyOff are the spans in which the controller ran with its
 	// JobPodReplacementPolicy gate off (a gate-flip drill): podReplacementPolicy
 	// is not in force then.
-	PolicyOff []Span
+	PolicyOff []timeline.Span
 	// Restarts are when the controller under test or the apiserver was
 	// restarted (chaos): the controller's memory (the backoff record) is gone
 	// after its own restart, and it may act late around either.
@@ -62,19 +62,16 @@ type Context struct {
 	// Gaps are the stretches in which the recording's watch was broken (an
 	// apiserver restart): the states in between are lost, and a change seen
 	// at the end of a gap may have happened anywhere in it.
-	Gaps []Span
+	Gaps []timeline.Span
 	// Metrics are the controller's counters around the run, when it read
 	// them (metrics-agree).
 	Metrics *MetricSamples
 }
 
-// Span is a stretch of time, open-ended when To is zero.
-type Span struct{ From, To time.Time }
-
 // during tells whether t falls in one of the spans.
-func during(spans []Span, t time.Time) bool {
+func during(spans []timeline.Span, t time.Time) bool {
 	for _, s := range spans {
-		if !t.Before(s.From) && (s.To.IsZero() || !t.After(s.To)) {
+		if s.Contains(t) {
 			return true
 		}
 	}

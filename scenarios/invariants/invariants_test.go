@@ -491,7 +491,7 @@ func TestReplacementWaitsUnderFailedHonoursGateOff(t *testing.T) {
 	policy := func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) }
 	b := newBuilder(policy).pod("a", running).pod("a", deleting).pod("b", nil)
 	expectViolation(t, ReplacementWaitsUnderFailed, Context{}, b, "pod b created")
-	off := Context{PolicyOff: []Span{{From: b.tl[0].Time}}}
+	off := Context{PolicyOff: []timeline.Span{{From: b.tl[0].Time}}}
 	expectOK(t, ReplacementWaitsUnderFailed, off, b)
 }
 

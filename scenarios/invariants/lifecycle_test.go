@@ -203,9 +203,9 @@ func TestTerminalEventDue(t *testing.T) {
 	check("a restart just after", Context{Restarts: []time.Time{seenAt.Add(100 * time.Millisecond)}}, time.Time{}, false)
 	check("a restart just before", Context{Restarts: []time.Time{seenAt.Add(-time.Second)}}, time.Time{}, false)
 	back := seenAt.Add(25 * time.Second)
-	check("watch back after it", Context{Gaps: []Span{{From: seenAt, To: back}}}, back.Add(TerminalEventGrace), true)
-	check("watch back long before", Context{Gaps: []Span{{From: seenAt.Add(-time.Minute), To: seenAt.Add(-30 * time.Second)}}}, seenAt.Add(TerminalEventGrace), true)
-	check("watch still away", Context{Gaps: []Span{{From: seenAt}}}, time.Time{}, false)
+	check("watch back after it", Context{Gaps: []timeline.Span{{From: seenAt, To: back}}}, back.Add(TerminalEventGrace), true)
+	check("watch back long before", Context{Gaps: []timeline.Span{{From: seenAt.Add(-time.Minute), To: seenAt.Add(-30 * time.Second)}}}, seenAt.Add(TerminalEventGrace), true)
+	check("watch still away", Context{Gaps: []timeline.Span{{From: seenAt}}}, time.Time{}, false)
 
 	// The invariant uses it: a missing event is judged only once overdue.
 	b := newBuilder().event("e0", corev1.EventTypeNormal, "SuccessfulCreate", 1)
@@ -216,7 +216,7 @@ func TestTerminalEventDue(t *testing.T) {
 	})
 	seen := b.tl[len(b.tl)-1].Time
 	expectOK(t, TerminalEvent, Context{Job: "j", End: later, Restarts: []time.Time{seen.Add(time.Second)}}, b)
-	gap := []Span{{From: seen.Add(time.Second), To: seen.Add(20 * time.Second)}}
+	gap := []timeline.Span{{From: seen.Add(time.Second), To: seen.Add(20 * time.Second)}}
 	expectOK(t, TerminalEvent, Context{Job: "j", End: seen.Add(20*time.Second + TerminalEventGrace - time.Second), Gaps: gap}, b)
 	expectViolation(t, TerminalEvent, Context{Job: "j", End: seen.Add(20*time.Second + TerminalEventGrace), Gaps: gap}, b, `no Warning event "BackoffLimitExceeded"`)
 }
@@ -351,7 +351,7 @@ func TestSuspendEvents(t *testing.T) {
 	}
 	// The recording's watch broke just after the resume and was back shortly
 	// before the end: the event may come after the end.
-	gap := Context{Job: "j", Gaps: []Span{{From: resumed.Add(time.Second), To: resumed.Add(30 * time.Second)}}}
+	gap := Context{Job: "j", Gaps: []timeline.Span{{From: resumed.Add(time.Second), To: resumed.Add(30 * time.Second)}}}
 	gap.End = resumed.Add(40 * time.Second)
 	expectOK(t, SuspendEvents, gap, b)
 	gap.End = resumed.Add(30*time.Second + TerminalEventGrace)

@@ -41,7 +41,7 @@ func TestFinalizerAfterRecord(t *testing.T) {
 	relisted.wait(10 * time.Second)
 	relisted.pod("a", unfinalized)
 	relisted.status(func(s *batchv1.JobStatus) { s.Failed = 1 })
-	gap := Context{Finalizer: fin, Gaps: []Span{{From: gapFrom, To: relisted.now.Add(time.Second)}}}
+	gap := Context{Finalizer: fin, Gaps: []timeline.Span{{From: gapFrom, To: relisted.now.Add(time.Second)}}}
 	expectOK(t, FinalizerAfterRecord, gap, relisted)
 	gap.Gaps[0].To = gapFrom.Add(time.Second)
 	expectViolation(t, FinalizerAfterRecord, gap, relisted, "pod a (Failed) lost its finalizer")
@@ -149,7 +149,7 @@ func TestInIndexList(t *testing.T) {
 
 func TestDisturbed(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ctx := Context{Restarts: []time.Time{t0}, Gaps: []Span{{From: t0.Add(time.Minute), To: t0.Add(70 * time.Second)}}}
+	ctx := Context{Restarts: []time.Time{t0}, Gaps: []timeline.Span{{From: t0.Add(time.Minute), To: t0.Add(70 * time.Second)}}}
 	for _, c := range []struct {
 		at   time.Duration
 		want bool

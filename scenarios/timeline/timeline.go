@@ -194,3 +194,12 @@ func scanLines(r io.Reader, fn func(n int, l Line) error) error {
 	}
 	return sc.Err()
 }
+
+// Span is a stretch of a recording's time (a watch's gap, a gate turned
+// off), open-ended when To is zero.
+type Span struct{ From, To time.Time }
+
+// Contains tells whether t falls in s, its ends included.
+func (s Span) Contains(t time.Time) bool {
+	return !t.Before(s.From) && (s.To.IsZero() || !t.After(s.To))
+}

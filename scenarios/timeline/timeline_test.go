@@ -72,3 +72,20 @@ func TestLinesKeepWritersNotFieldSets(t *testing.T) {
 		t.Fatal("the recorded object lost its field sets")
 	}
 }
+
+func TestSpanContains(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	closed, open := Span{From: t0, To: t0.Add(time.Second)}, Span{From: t0}
+	for _, c := range []struct {
+		s    Span
+		at   time.Time
+		want bool
+	}{
+		{closed, t0, true}, {closed, t0.Add(time.Second), true}, {closed, t0.Add(-time.Nanosecond), false},
+		{closed, t0.Add(time.Second + time.Nanosecond), false}, {open, t0.Add(time.Hour), true}, {open, t0.Add(-time.Second), false},
+	} {
+		if got := c.s.Contains(c.at); got != c.want {
+			t.Errorf("%v contains %v: %v, want %v", c.s, c.at, got, c.want)
+		}
+	}
+}

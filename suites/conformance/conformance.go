@@ -31,9 +31,9 @@ import (
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/oracle"
-	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )

@@ -22,9 +22,9 @@ import (
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/scenarios/invariants"
-	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 )
 
@@ -72,7 +72,7 @@ var comparisons = []comparison{
 	{
 		name: "KEP-3939 podReplacementPolicy Failed, SIGTERM-trapping pod deleted",
 		job: func() *batchv1.Job {
-			j := kube.NewJob("cmp", 1, pods.RunForever().TrapSIGTERM(5*time.Second, 143))
+			j := pods.NewJob("cmp", 1, pods.RunForever().TrapSIGTERM(5*time.Second, 143))
 			j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
 			return j
 		},
@@ -84,7 +84,7 @@ var comparisons = []comparison{
 	{
 		name: "KEP-3939 podReplacementPolicy TerminatingOrFailed, SIGTERM-trapping pod deleted",
 		job: func() *batchv1.Job {
-			j := kube.NewJob("cmp", 1, pods.RunForever().TrapSIGTERM(15*time.Second, 143))
+			j := pods.NewJob("cmp", 1, pods.RunForever().TrapSIGTERM(15*time.Second, 143))
 			j.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
 			return j
 		},
@@ -97,7 +97,7 @@ var comparisons = []comparison{
 		name: "deferred Failed: backoffLimit=0, one of two pods fails, the other traps SIGTERM",
 		job: func() *batchv1.Job {
 			b := pods.RunForever().TrapSIGTERM(3*time.Second, 143).ForIndex(1, pods.RunFor(2*time.Second, 1))
-			j := kube.NewJob("cmp", 2, b)
+			j := pods.NewJob("cmp", 2, b)
 			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 			j.Spec.BackoffLimit = ptr.To[int32](0)
 			return j
@@ -109,7 +109,7 @@ var comparisons = []comparison{
 		// succeeds: SuccessCriteriaMet at once, Complete only after the trap.
 		name: "deferred Complete: the replacement succeeds while the deleted pod still terminates",
 		job: func() *batchv1.Job {
-			j := kube.NewJob("cmp", 1, pods.Succeed(3*time.Second).TrapSIGTERM(20*time.Second, 143))
+			j := pods.NewJob("cmp", 1, pods.Succeed(3*time.Second).TrapSIGTERM(20*time.Second, 143))
 			j.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
 			return j
 		},
@@ -173,7 +173,7 @@ var _ = Describe("reference controller", Ordered, func() {
 		rec, err := recorder.Start(ctx, client, ns)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(rec.Stop)
-		job := kube.NewJob("crash", 200, pods.Succeed(3*time.Second))
+		job := pods.NewJob("crash", 200, pods.Succeed(3*time.Second))
 		job.Spec.Parallelism = ptr.To[int32](20)
 		job.Spec.BackoffLimit = ptr.To[int32](1000)
 		job.Spec.ManagedBy = ptr.To(controller.DefaultName)
@@ -239,7 +239,7 @@ var _ = Describe("reference controller", Ordered, func() {
 		rec, err := recorder.Start(ctx, client, ns)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(rec.Stop)
-		job := kube.NewJob("gate-off", 1, pods.RunForever().TrapSIGTERM(20*time.Second, 143))
+		job := pods.NewJob("gate-off", 1, pods.RunForever().TrapSIGTERM(20*time.Second, 143))
 		job.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
 		job.Spec.ManagedBy = ptr.To(controller.DefaultName)
 		_, err = client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})

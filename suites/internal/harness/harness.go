@@ -26,10 +26,10 @@ import (
 	"github.com/jobconform/jobconform/internal/k8sbin"
 	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/scenarios/catalog"
-	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/scenarios/invariants"
+	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 // disruptionsSince are what others did to the cluster (o.Disruptions) from
@@ -80,9 +81,9 @@ func restartBounds(r chaos.Record) []time.Time {
 // gateOffSpans are the spans in which chaos steps had switched gate off in
 // the controller under test: from the start of the restart that switched it
 // off to the end of the one that switched it on again.
-func gateOffSpans(records []chaos.Record, gate string) []invariants.Span {
-	var out []invariants.Span
-	var off *invariants.Span
+func gateOffSpans(records []chaos.Record, gate string) []timeline.Span {
+	var out []timeline.Span
+	var off *timeline.Span
 	for _, r := range records {
 		on, set := r.Action.FeatureGates[gate]
 		if r.Action.FeatureGates != nil && len(r.Action.FeatureGates) == 0 {
@@ -91,7 +92,7 @@ func gateOffSpans(records []chaos.Record, gate string) []invariants.Span {
 		switch {
 		case !set:
 		case !on && off == nil:
-			off = &invariants.Span{From: r.Start}
+			off = &timeline.Span{From: r.Start}
 		case on && off != nil:
 			off.To = r.Time
 			out = append(out, *off)

@@ -21,12 +21,12 @@ import (
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/controller/dispatch"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/oracle"
-	"github.com/jobconform/jobconform/scenarios/pods"
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
@@ -318,7 +318,7 @@ func judge(ctx context.Context, r *Result, j judged) {
 	// What the invariants know of the run besides its timeline: the chaos and
 	// the others' disruptions as they stand when called.
 	ictxNow := func() invariants.Context {
-		var policyOff []invariants.Span
+		var policyOff []timeline.Span
 		var restarts []time.Time
 		if inj != nil {
 			policyOff = gateOffSpans(inj.Records(), "JobPodReplacementPolicy")

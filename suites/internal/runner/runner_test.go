@@ -9,9 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/invariants"
-	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 func TestNamespacePrefixIsADNSLabel(t *testing.T) {
@@ -57,7 +58,7 @@ func TestGateOffSpans(t *testing.T) {
 		flip(20, 22, map[string]bool{g: true}),
 		flip(30, 31, map[string]bool{g: false}),
 	}, g)
-	want := []invariants.Span{{From: at(10), To: at(22)}, {From: at(30)}}
+	want := []timeline.Span{{From: at(10), To: at(22)}, {From: at(30)}}
 	if !reflect.DeepEqual(spans, want) {
 		t.Fatalf("spans %v, want %v", spans, want)
 	}

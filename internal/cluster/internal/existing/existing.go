@@ -4,7 +4,7 @@
 package existing
 
 import (
-	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/internal/pods"
 
 	"context"
 	"errors"

@@ -5,7 +5,7 @@
 package kind
 
 import (
-	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/internal/pods"
 
 	"bytes"
 	"context"

@@ -91,7 +91,7 @@ type Config struct {
 	// cores took 61s to be ready, and over 90s in CI.
 	StartTimeout time.Duration
 	// KwokStages make kwok's pods behave as a kubelet running them would
-	// (the caller's pod model: scenarios/pods renders them).
+	// (the caller's pod model: internal/pods renders them).
 	KwokStages []byte
 	// NodeKind is what plays the nodes: NodesKwok (default) or NodesKubelet,
 	// real kubelets on containerd (one node per group).

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/e2e-framework/support"
 
 	"github.com/jobconform/jobconform/internal/cluster/internal/local"
-	"github.com/jobconform/jobconform/scenarios/pods"
+	"github.com/jobconform/jobconform/internal/pods"
 )
 
 // TestE2EFrameworkProvider drives the local provider through e2e-framework's

@@ -19,8 +19,8 @@ import (
 
 	"github.com/jobconform/jobconform/internal/cluster/internal/local"
 	"github.com/jobconform/jobconform/internal/cluster/internal/local/kubeletnode"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/release"
-	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
 // started is what a cluster with running pods on kubelet nodes consists of.

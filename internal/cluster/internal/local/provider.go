@@ -14,8 +14,8 @@ import (
 
 	"github.com/jobconform/jobconform/internal/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/internal/cluster/internal/provider"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/process"
-	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
 var _ provider.Cluster = (*Cluster)(nil)

@@ -28,9 +28,9 @@ import (
 	"github.com/jobconform/jobconform/internal/cluster/internal/local/kubeletnode"
 	"github.com/jobconform/jobconform/internal/k8sbin"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/internal/release"
-	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
 // VersionsEnv lists the Kubernetes releases the integration specs run at
@@ -141,7 +141,7 @@ var _ = Describe("local provider", func() {
 
 				It("podReplacementPolicy Failed: no replacement until the terminating pod is Failed", func(ctx SpecContext) {
 					ns, rec := newNamespace(ctx, "prp-failed")
-					job := kube.NewJob("prp-failed", 1, pods.RunForever().TrapSIGTERM(5*time.Second, 143))
+					job := pods.NewJob("prp-failed", 1, pods.RunForever().TrapSIGTERM(5*time.Second, 143))
 					c.Pods().Adapt(&job.Spec.Template)
 					job.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
 					_, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
@@ -185,7 +185,7 @@ var _ = Describe("local provider", func() {
 				// replacement running beside the still-terminating pod.
 				It("podReplacementPolicy TerminatingOrFailed: replacement while the old pod terminates, which counts as failed", func(ctx SpecContext) {
 					ns, rec := newNamespace(ctx, "prp-tof")
-					job := kube.NewJob("prp-tof", 1, pods.RunForever().TrapSIGTERM(20*time.Second, 143))
+					job := pods.NewJob("prp-tof", 1, pods.RunForever().TrapSIGTERM(20*time.Second, 143))
 					c.Pods().Adapt(&job.Spec.Template)
 					job.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
 					_, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
@@ -274,7 +274,7 @@ var _ = Describe("local provider", func() {
 					Expect(err).NotTo(HaveOccurred())
 
 					By("restartPolicy OnFailure: the container restarts in the same pod, the first time at once, the next after the kubelet's 10s crash-loop back-off")
-					job := kube.NewJob("onfailure", 1, pods.Fail(3))
+					job := pods.NewJob("onfailure", 1, pods.Fail(3))
 					c.Pods().Adapt(&job.Spec.Template)
 					job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 					job.Spec.BackoffLimit = ptr.To[int32](3)
@@ -348,7 +348,7 @@ var _ = Describe("local provider", func() {
 					By("a pod bound to a lost node runs once the node returns")
 					Expect(c.LoseNode(ctx, c.NodesOf(0)[0])).To(Succeed())
 					Expect(c.NodeGroupRunning(0)).To(BeFalse())
-					tmpl := kube.NewJob("bound", 1, pods.RunForever()).Spec.Template
+					tmpl := pods.NewJob("bound", 1, pods.RunForever()).Spec.Template
 					c.Pods().Adapt(&tmpl)
 					bound := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bound-while-lost", Annotations: tmpl.Annotations, Labels: tmpl.Labels}, Spec: tmpl.Spec}
 					bound.Spec.NodeName = c.NodesOf(0)[0]
@@ -363,7 +363,7 @@ var _ = Describe("local provider", func() {
 					}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Equal(corev1.PodRunning))
 
 					By("a Job still completes on the restarted cluster")
-					after := kube.NewJob("after-restart", 3, pods.Succeed(time.Second))
+					after := pods.NewJob("after-restart", 3, pods.Succeed(time.Second))
 					c.Pods().Adapt(&after.Spec.Template)
 					_, err = client.BatchV1().Jobs(ns).Create(ctx, after, metav1.CreateOptions{})
 					Expect(err).NotTo(HaveOccurred())

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/release"
-	"github.com/jobconform/jobconform/scenarios/pods"
 )
 
 // Component names a control-plane component.

@@ -13,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Annotation keys read by the kwok stages. A key with a suffix ".<index>"
@@ -278,4 +281,22 @@ func (t Target) Adapt(tmpl *corev1.PodTemplateSpec) {
 			c.ImagePullPolicy = t.PullPolicy
 		}
 	}
+}
+
+// NewJob returns a Job of parallelism = completions = n whose pods behave as b,
+// with restartPolicy Never and backoffLimit 6 unless changed afterwards.
+func NewJob(name string, n int32, b Behavior) *batchv1.Job {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{
+			Parallelism:  ptr.To(n),
+			Completions:  ptr.To(n),
+			BackoffLimit: ptr.To[int32](6),
+			Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever},
+			},
+		},
+	}
+	b.Apply(&job.Spec.Template)
+	return job
 }

@@ -133,3 +133,13 @@ func TestValidate(t *testing.T) {
 		t.Errorf("valid behaviour rejected: %v", err)
 	}
 }
+
+func TestNewJob(t *testing.T) {
+	j := NewJob("j", 3, Succeed(time.Second))
+	if *j.Spec.Parallelism != 3 || *j.Spec.Completions != 3 || *j.Spec.BackoffLimit != 6 || j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Fatalf("spec %+v", j.Spec)
+	}
+	if len(j.Spec.Template.Annotations) == 0 || len(j.Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("the behaviour was not applied: %+v", j.Spec.Template)
+	}
+}
