@@ -62,36 +62,7 @@ func (j job) String() string {
 func planJobs(o options.Options, specs map[string]int) []job {
 	var out []job
 	add := func(suite, v string, controllers []string, nodes, dir string) {
-		jo := o
-		jo.Version, jo.Controllers, jo.Nodes = v, controllers, nodes
-		// Its processes are told their own suite only: the settings they
-		// validate hold for it (kubelet nodes and the scale suite don't mix).
-		jo.Run.Suites = []string{suite}
-		jo.Run.KubeletConformance = jo.Run.KubeletConformance && suite == "conformance"
-		if v != "" && release.Minor(v) < managedByBeta && hasDelegated(controllers) {
-			if _, set := o.FeatureGates["JobManagedBy"]; !set {
-				var builtin, delegated []string
-				for _, c := range controllers {
-					if c == "builtin" {
-						builtin = append(builtin, c)
-					} else {
-						delegated = append(delegated, c)
-					}
-				}
-				if len(builtin) > 0 {
-					jo.Controllers = builtin
-					out = append(out, job{suite: suite, o: jo, dir: dir})
-				}
-				jo.Controllers = delegated
-				jo.FeatureGates = map[string]bool{"JobManagedBy": true}
-				for k, on := range o.FeatureGates {
-					jo.FeatureGates[k] = on
-				}
-				out = append(out, job{suite: suite, o: jo, dir: filepath.Join(filepath.Dir(dir), "JobManagedBy", filepath.Base(dir))})
-				return
-			}
-		}
-		out = append(out, job{suite: suite, o: jo, dir: dir})
+		out = append(out, suiteJobs(o, suite, v, controllers, nodes, dir)...)
 	}
 	art := o.Run.Artifacts
 	versions := o.Run.Versions
@@ -122,17 +93,57 @@ func planJobs(o options.Options, specs map[string]int) []job {
 	if o.Run.KubeletConformance && len(single) > 0 {
 		add("conformance", versions[0], single, options.NodesKubelet, filepath.Join(art, "kubelet-"+versions[0]))
 	}
-	// Two streams, so that neither waits on the other's sleeping specs: in
-	// front the conformance suites, then the chaos suites of the releases
-	// under test, then kubelet nodes; beside them the drills, then the
-	// built-in's chaos suites at the other releases (measured on 2 cores:
-	// the drills and a chaos suite each leave cores idle for minutes).
+	orderStreams(out, o)
+	return out
+}
+
+// suiteJobs is the job of suite at release v against controllers: its
+// processes are told their own suite only, so the settings they validate
+// hold for it (kubelet nodes and the scale suite don't mix). On a release
+// where JobManagedBy is off by default, and unless the user set the gate,
+// the delegated controllers go to a cluster of their own with the gate on.
+func suiteJobs(o options.Options, suite, v string, controllers []string, nodes, dir string) []job {
+	jo := o
+	jo.Version, jo.Controllers, jo.Nodes = v, controllers, nodes
+	jo.Run.Suites = []string{suite}
+	jo.Run.KubeletConformance = jo.Run.KubeletConformance && suite == "conformance"
+	_, gateSet := o.FeatureGates["JobManagedBy"]
+	if v == "" || release.Minor(v) >= managedByBeta || !hasDelegated(controllers) || gateSet {
+		return []job{{suite: suite, o: jo, dir: dir}}
+	}
+	var out []job
+	var builtin, delegated []string
+	for _, c := range controllers {
+		if c == "builtin" {
+			builtin = append(builtin, c)
+		} else {
+			delegated = append(delegated, c)
+		}
+	}
+	if len(builtin) > 0 {
+		jo.Controllers = builtin
+		out = append(out, job{suite: suite, o: jo, dir: dir})
+	}
+	jo.Controllers = delegated
+	jo.FeatureGates = map[string]bool{"JobManagedBy": true}
+	for k, on := range o.FeatureGates {
+		jo.FeatureGates[k] = on
+	}
+	return append(out, job{suite: suite, o: jo, dir: filepath.Join(filepath.Dir(dir), "JobManagedBy", filepath.Base(dir))})
+}
+
+// orderStreams puts the jobs in two streams, so that neither waits on the
+// other's sleeping specs: in front the conformance suites, then the chaos
+// suites of the releases under test, then kubelet nodes; beside them the
+// drills, then the built-in's chaos suites at the other releases (measured
+// on 2 cores: the drills and a chaos suite each leave cores idle for
+// minutes). In each stream, in this order; beside, the drills first: the
+// longest, as make run measured them.
+func orderStreams(out []job, o options.Options) {
 	for i := range out {
 		j := &out[i]
 		j.beside = j.suite == "drill" || (j.suite == "chaos" && contains(o.Run.BuiltinAt, j.o.Version))
 	}
-	// In each stream, in this order; beside, the drills first: the longest,
-	// as make run measured them.
 	rank := func(j job) int {
 		// The scale suite last, alone in its stream: it measures.
 		r := map[string]int{"conformance": 0, "chaos": 1, "drill": 2, "scale": 20}[j.suite]
@@ -145,7 +156,6 @@ func planJobs(o options.Options, specs map[string]int) []job {
 		return r
 	}
 	sort.SliceStable(out, func(a, b int) bool { return rank(out[a]) < rank(out[b]) })
-	return out
 }
 
 // managedByBeta is the first minor where JobManagedBy is on by default.

@@ -51,20 +51,8 @@ func mutate(ctx context.Context, args []string) error {
 			return usageError{err}
 		}
 	}
-	// Every mutant applies and compiles before any suite runs: one that no
-	// longer does is an error naming it, not a run that ends an hour later.
-	src, err := mutants.SourceDir(ctx)
-	if err != nil {
+	if err := checkMutants(ctx, faults); err != nil {
 		return err
-	}
-	checker, err := mutants.NewChecker(ctx, src)
-	if err != nil {
-		return err
-	}
-	for _, f := range faults {
-		if err := checker.Check(f); err != nil {
-			return err
-		}
 	}
 	if _, err := (&k8sbin.Builder{Progress: os.Stderr}).Ensure(ctx, *version); err != nil {
 		return err
@@ -95,6 +83,33 @@ func mutate(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "[%d/%d] %s (%s, %d specs, %.0fs): %s\n", i+1, len(faults), f.Name, m.Labels, m.Specs, m.Seconds, verdict)
 	}
+	return writeMutationResults(*out, faults, results, *version)
+}
+
+// checkMutants checks that every mutant applies and compiles before any
+// suite runs: one that no longer does is an error naming it, not a run
+// that ends an hour later.
+func checkMutants(ctx context.Context, faults []mutants.Mutant) error {
+	src, err := mutants.SourceDir(ctx)
+	if err != nil {
+		return err
+	}
+	checker, err := mutants.NewChecker(ctx, src)
+	if err != nil {
+		return err
+	}
+	for _, f := range faults {
+		if err := checker.Check(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeMutationResults prints the mutation score, writes mutation.md,
+// mutation.json and the HTML report into out, and fails unless every
+// fault was caught.
+func writeMutationResults(out string, faults []mutants.Mutant, results []mutant, version string) error {
 	caught := 0
 	for _, m := range results {
 		if m.Caught {
@@ -102,22 +117,22 @@ func mutate(ctx context.Context, args []string) error {
 		}
 	}
 	var md strings.Builder
-	writeMutation(&md, results, *version)
+	writeMutation(&md, results, version)
 	fmt.Print(md.String())
-	if err := os.WriteFile(filepath.Join(*out, "mutation.md"), []byte(md.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "mutation.md"), []byte(md.String()), 0o644); err != nil {
 		return err
 	}
 	data, _ := json.MarshalIndent(results, "", "  ")
-	if err := os.WriteFile(filepath.Join(*out, "mutation.json"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "mutation.json"), data, 0o644); err != nil {
 		return err
 	}
-	if path, err := writeMutationReport(*out, faults); err != nil {
+	if path, err := writeMutationReport(out, faults); err != nil {
 		fmt.Fprintf(os.Stderr, "no HTML report: %v\n", err)
 	} else {
 		fmt.Printf("report: %s\n", path)
 	}
 	if caught < len(results) {
-		return fmt.Errorf("mutation score %d/%d: %d faults not caught (see %s)", caught, len(results), len(results)-caught, filepath.Join(*out, "mutation.md"))
+		return fmt.Errorf("mutation score %d/%d: %d faults not caught (see %s)", caught, len(results), len(results)-caught, filepath.Join(out, "mutation.md"))
 	}
 	return nil
 }
