@@ -20,6 +20,8 @@
 #   - the reference controller holds no fault switch: its faults are source
 #     mutations kept in internal/mutants, which edits a copy of controller/
 #     and imports no jobconform package (nor does controller/ import it);
+#   - no function of suites/ or cmd/ (tests aside) is over 80 lines
+#     (hack/funclen);
 #   - docs/architecture.md names every package; README.md is at most 200
 #     lines and links every page of docs/; every relative link of README.md
 #     and docs/ leads to a file.
@@ -62,6 +64,9 @@ switches=$(grep -n 'Faults\.Has\|inject-fault' controller/*.go controller/cmd/re
 for tree in scenarios chaos reports; do
 	deny "./$tree/..." "^$mod/(cmd|internal/cluster)(/|\$)" "$tree knows no CLI and no cluster provider"
 done
+
+# Functions a newcomer can read at once.
+long=$(go run ./hack/funclen -max 80 suites cmd) || fail "functions over 80 lines: split them: $long"
 
 # docs/architecture.md names every package.
 for p in $(go list ./... | sed "s#^$mod/##"); do

@@ -115,6 +115,19 @@ func metricsOf(c runner.Controller) func(context.Context) (string, error) {
 }
 
 func register() {
+	registerSetUp()
+	registerScenarios()
+	registerDispatcherControls()
+	// The verdict table on the terminal.
+	ReportAfterSuite("verdicts", func(report Report) {
+		ginkgoreport.PrintVerdicts(os.Stdout, "jobconform conformance verdicts (Kubernetes "+env.version+nodesNote(env.nodes)+")", report)
+	})
+}
+
+// registerSetUp brings the cluster and the controllers up on the first
+// process, and hands every process the clients, the oracle's store and the
+// settings it needs.
+func registerSetUp() {
 	SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		o, err := harness.OptionsFromEnv()
 		Expect(err).NotTo(HaveOccurred())
@@ -158,7 +171,10 @@ func register() {
 			Expect(setup.Stop()).To(Succeed())
 		}
 	})
+}
 
+// registerScenarios adds a spec per scenario and controller under test.
+func registerScenarios() {
 	Describe("conformance", func() {
 		set, err := harness.Scenarios()
 		if err != nil {
@@ -190,46 +206,47 @@ func register() {
 			It(p.Text(), args...)
 		}
 	})
+}
 
-	// A dispatcher that drops part of the status, or copies it late, must be
-	// caught: one broken on purpose answers to its own managedBy value beside
-	// the good one. On the first process, which holds the set-up, after the others.
-	DescribeTable("[dispatcher] catches a deliberately broken dispatcher",
-		func(ctx SpecContext, fault, scenario, failure string) {
-			cs, err := harness.ControllersUnderTest()
-			Expect(err).NotTo(HaveOccurred())
-			if !slices.ContainsFunc(cs, func(c runner.Controller) bool { return c.Name == runner.Dispatcher.Name }) {
-				Skip("the reference dispatcher is not under test (--controllers dispatcher)")
-			}
-			Expect(setup).NotTo(BeNil(), "the serial specs run on the process that holds the set-up")
-			set, err := harness.Scenarios()
-			Expect(err).NotTo(HaveOccurred())
-			i := slices.IndexFunc(set.Conformance, func(s *scenarios.Scenario) bool { return s.Name == scenario })
-			Expect(i).NotTo(Equal(-1), "the catalog's scenario %s", scenario)
-			s := set.Conformance[i]
-			name := "jobconform.io/dispatcher-" + fault
-			broken, err := setup.StartDispatcher(ctx, GinkgoT().TempDir(), name, []string{fault})
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(broken.Stop)
-			c := runner.Dispatcher
-			c.Name, c.ManagedBy, c.Faults = "dispatcher-"+fault, &name, []string{fault}
-			r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Worker: env.worker})
-			harness.Attach(r, s.Features)
-			failures := r.Failures()
-			AddReportEntry("verdict on the broken dispatcher", strings.Join(failures, "\n"))
-			Expect(r.Err).NotTo(HaveOccurred())
-			Expect(failures).To(ContainElement(MatchRegexp(failure)), "the %s fault must be caught (and the report must say when)", fault)
-		},
+// registerDispatcherControls: a dispatcher that drops part of the status, or
+// copies it late, must be caught: one broken on purpose answers to its own
+// managedBy value beside the good one. On the first process, which holds
+// the set-up, after the others.
+func registerDispatcherControls() {
+	DescribeTable("[dispatcher] catches a deliberately broken dispatcher", brokenDispatcherCaught,
 		brokenDispatcher("that never mirrors status.terminating", "no-terminating", "prp-failed-sigterm",
 			`^invariant mirror-[a-z]+ at \d\d:\d\d:\d\d\.\d{3} .*active=0 ready=0 terminating=0 `),
 		brokenDispatcher("that copies each status 15s late", "late-status", "prp-failed-sigterm",
 			`^invariant mirror-lag at \d\d:\d\d:\d\d\.\d{3} `),
 	)
+}
 
-	// The verdict table on the terminal.
-	ReportAfterSuite("verdicts", func(report Report) {
-		ginkgoreport.PrintVerdicts(os.Stdout, "jobconform conformance verdicts (Kubernetes "+env.version+nodesNote(env.nodes)+")", report)
-	})
+// brokenDispatcherCaught runs scenario against the reference dispatcher
+// broken by fault and expects a failure matching failure.
+func brokenDispatcherCaught(ctx SpecContext, fault, scenario, failure string) {
+	cs, err := harness.ControllersUnderTest()
+	Expect(err).NotTo(HaveOccurred())
+	if !slices.ContainsFunc(cs, func(c runner.Controller) bool { return c.Name == runner.Dispatcher.Name }) {
+		Skip("the reference dispatcher is not under test (--controllers dispatcher)")
+	}
+	Expect(setup).NotTo(BeNil(), "the serial specs run on the process that holds the set-up")
+	set, err := harness.Scenarios()
+	Expect(err).NotTo(HaveOccurred())
+	i := slices.IndexFunc(set.Conformance, func(s *scenarios.Scenario) bool { return s.Name == scenario })
+	Expect(i).NotTo(Equal(-1), "the catalog's scenario %s", scenario)
+	s := set.Conformance[i]
+	name := "jobconform.io/dispatcher-" + fault
+	broken, err := setup.StartDispatcher(ctx, GinkgoT().TempDir(), name, []string{fault})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(broken.Stop)
+	c := runner.Dispatcher
+	c.Name, c.ManagedBy, c.Faults = "dispatcher-"+fault, &name, []string{fault}
+	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Worker: env.worker})
+	harness.Attach(r, s.Features)
+	failures := r.Failures()
+	AddReportEntry("verdict on the broken dispatcher", strings.Join(failures, "\n"))
+	Expect(r.Err).NotTo(HaveOccurred())
+	Expect(failures).To(ContainElement(MatchRegexp(failure)), "the %s fault must be caught (and the report must say when)", fault)
 }
 
 func nodesNote(nodes string) string {

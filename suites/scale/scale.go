@@ -94,52 +94,71 @@ var env struct {
 }
 
 func register() {
-	BeforeSuite(func(ctx SpecContext) {
-		st, err := harness.Settings()
-		Expect(err).NotTo(HaveOccurred())
-		env.form = st.ScaleForm()
-		shape, ok := catalog.ScaleForms[env.form]
-		Expect(ok).To(BeTrue(), "scale form %q", env.form)
-		env.progress, env.closeProgress, err = harness.OpenProgress(st.ProgressFile, GinkgoWriter)
-		Expect(err).NotTo(HaveOccurred())
-		if st.ProgressFile != "" {
-			env.recordings = filepath.Dir(st.ProgressFile)
+	BeforeSuite(setUp, NodeTimeout(60*time.Minute))
+	AfterSuite(tearDown)
+	registerScenarios()
+	ReportAfterSuite("verdicts", func(report Report) {
+		ginkgoreport.PrintVerdicts(os.Stdout, "jobconform scale verdicts (Kubernetes "+env.version+", "+env.form+" form)", report)
+		runs, err := ginkgoreport.Runs(report)
+		if err != nil {
+			fmt.Fprintf(os.Stdout, "scale figures: %v\n", err)
+			return
 		}
-		o := harness.OptionsOf(st)
-		o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
-		o.Cluster.Nodes, o.Cluster.NodesPerGroup, o.Cluster.NodeLeaseSeconds = shape.NodeGroups, shape.NodesPerGroup, shape.NodeLeaseSeconds
-		o.Cluster.AuditUsers = []string{BuiltInUser, controllers.ReferenceUser, SlowedUser}
-		fmt.Fprintf(GinkgoWriter, "scale suite (%s): a local cluster of %d kwok nodes\n", env.form, shape.NodeGroups*shape.NodesPerGroup)
-		env.setup, err = harness.Setup(ctx, o)
-		Expect(err).NotTo(HaveOccurred())
-		if env.setup.Reference != nil {
-			Expect(samePriority(ctx, env.setup.Cluster.Client(), controllers.ReferenceUser, SlowedUser)).To(Succeed())
-			env.slowed, err = env.setup.StartReferenceWith(ctx, o.TempDir, controllers.Reference{Name: *Slowed.ManagedBy, MaxPodsPerSync: SlowedPodsPerSync, User: SlowedUser})
-			Expect(err).NotTo(HaveOccurred())
-		}
-		env.client, env.version, err = kube.Client(env.setup.Kubeconfig, env.setup.Version)
-		Expect(err).NotTo(HaveOccurred())
-		if len(env.under) > 0 {
-			warm, err := warmUpScenario(env.scenarios)
-			Expect(err).NotTo(HaveOccurred())
-			warmUp(ctx, warm, env.under[0])
-		}
-	}, NodeTimeout(60*time.Minute))
-
-	AfterSuite(func() {
-		var errs []error
-		if env.slowed != nil {
-			errs = append(errs, env.slowed.Stop())
-		}
-		if env.setup != nil {
-			errs = append(errs, env.setup.Stop())
-		}
-		if env.closeProgress != nil {
-			errs = append(errs, env.closeProgress())
-		}
-		Expect(errors.Join(errs...)).To(Succeed())
+		fmt.Fprintf(os.Stdout, "\njobconform scale figures (Kubernetes %s, %s form; ratios to the built-in)\n\n%s\n", env.version, env.form, reports.ScaleTable(runs))
 	})
+}
 
+// setUp brings up the cluster of the form's kwok nodes, the controllers
+// under test and the slowed reference beside them, and warms them up.
+func setUp(ctx SpecContext) {
+	st, err := harness.Settings()
+	Expect(err).NotTo(HaveOccurred())
+	env.form = st.ScaleForm()
+	shape, ok := catalog.ScaleForms[env.form]
+	Expect(ok).To(BeTrue(), "scale form %q", env.form)
+	env.progress, env.closeProgress, err = harness.OpenProgress(st.ProgressFile, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	if st.ProgressFile != "" {
+		env.recordings = filepath.Dir(st.ProgressFile)
+	}
+	o := harness.OptionsOf(st)
+	o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
+	o.Cluster.Nodes, o.Cluster.NodesPerGroup, o.Cluster.NodeLeaseSeconds = shape.NodeGroups, shape.NodesPerGroup, shape.NodeLeaseSeconds
+	o.Cluster.AuditUsers = []string{BuiltInUser, controllers.ReferenceUser, SlowedUser}
+	fmt.Fprintf(GinkgoWriter, "scale suite (%s): a local cluster of %d kwok nodes\n", env.form, shape.NodeGroups*shape.NodesPerGroup)
+	env.setup, err = harness.Setup(ctx, o)
+	Expect(err).NotTo(HaveOccurred())
+	if env.setup.Reference != nil {
+		Expect(samePriority(ctx, env.setup.Cluster.Client(), controllers.ReferenceUser, SlowedUser)).To(Succeed())
+		env.slowed, err = env.setup.StartReferenceWith(ctx, o.TempDir, controllers.Reference{Name: *Slowed.ManagedBy, MaxPodsPerSync: SlowedPodsPerSync, User: SlowedUser})
+		Expect(err).NotTo(HaveOccurred())
+	}
+	env.client, env.version, err = kube.Client(env.setup.Kubeconfig, env.setup.Version)
+	Expect(err).NotTo(HaveOccurred())
+	if len(env.under) > 0 {
+		warm, err := warmUpScenario(env.scenarios)
+		Expect(err).NotTo(HaveOccurred())
+		warmUp(ctx, warm, env.under[0])
+	}
+}
+
+// tearDown stops what setUp started.
+func tearDown() {
+	var errs []error
+	if env.slowed != nil {
+		errs = append(errs, env.slowed.Stop())
+	}
+	if env.setup != nil {
+		errs = append(errs, env.setup.Stop())
+	}
+	if env.closeProgress != nil {
+		errs = append(errs, env.closeProgress())
+	}
+	Expect(errors.Join(errs...)).To(Succeed())
+}
+
+// registerScenarios adds a spec per scale scenario and controller.
+func registerScenarios() {
 	Describe("scale", func() {
 		st, err := harness.Settings()
 		if err != nil {
@@ -164,16 +183,6 @@ func register() {
 				}, SpecTimeout(s.Timeout.Duration+5*time.Minute))
 			}
 		}
-	})
-
-	ReportAfterSuite("verdicts", func(report Report) {
-		ginkgoreport.PrintVerdicts(os.Stdout, "jobconform scale verdicts (Kubernetes "+env.version+", "+env.form+" form)", report)
-		runs, err := ginkgoreport.Runs(report)
-		if err != nil {
-			fmt.Fprintf(os.Stdout, "scale figures: %v\n", err)
-			return
-		}
-		fmt.Fprintf(os.Stdout, "\njobconform scale figures (Kubernetes %s, %s form; ratios to the built-in)\n\n%s\n", env.version, env.form, reports.ScaleTable(runs))
 	})
 }
 

@@ -39,32 +39,9 @@ func act(ctx context.Context, client, podClient kubernetes.Interface, ns string,
 	}
 	switch a.Kind {
 	case scenarios.ActPatchTemplate:
-		tmpl := map[string]any{}
-		if len(a.Labels)+len(a.Annotations) > 0 {
-			tmpl["metadata"] = map[string]any{"labels": a.Labels, "annotations": a.Annotations}
-		}
-		spec := map[string]any{}
-		if len(a.Tolerations) > 0 {
-			// A merge patch replaces the list: the template's own tolerations are kept by reading them first.
-			job, err := client.BatchV1().Jobs(ns).Get(ctx, JobName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			spec["tolerations"] = append(job.Spec.Template.Spec.Tolerations, a.Tolerations...)
-		}
-		if len(a.NodeSelector) > 0 {
-			spec["nodeSelector"] = a.NodeSelector // a map: merged with the template's
-		}
-		if len(spec) > 0 {
-			tmpl["spec"] = spec
-		}
-		patch := fmt.Sprintf(`{"spec":{"template":%s}}`, mustJSON(tmpl))
-		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		return err
+		return patchTemplate(ctx, client, ns, a)
 	case scenarios.ActSuspend, scenarios.ActResume:
-		patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, a.Kind == scenarios.ActSuspend)
-		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		return err
+		return patchJob(ctx, client, ns, map[string]any{"suspend": a.Kind == scenarios.ActSuspend})
 	case scenarios.ActDeleteJob:
 		policy := a.Propagation
 		if policy == "" {
@@ -81,14 +58,48 @@ func act(ctx context.Context, client, podClient kubernetes.Interface, ns string,
 		if a.Completions != nil {
 			spec["completions"] = *a.Completions
 		}
-		patch := fmt.Sprintf(`{"spec":%s}`, mustJSON(spec))
-		_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		return err
+		return patchJob(ctx, client, ns, spec)
 	}
-	// A pod that changed between the list and a delete or an eviction (it
-	// may have ended) is read again with the others: the act is done only on
-	// a pod still in the state the scenario asks for.
-	client = podClient
+	return actOnPods(ctx, podClient, ns, a)
+}
+
+// patchJob merge-patches the Job's spec with spec.
+func patchJob(ctx context.Context, client kubernetes.Interface, ns string, spec map[string]any) error {
+	patch := fmt.Sprintf(`{"spec":%s}`, mustJSON(spec))
+	_, err := client.BatchV1().Jobs(ns).Patch(ctx, JobName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+// patchTemplate changes the pod template's labels, annotations,
+// tolerations or node selector.
+func patchTemplate(ctx context.Context, client kubernetes.Interface, ns string, a scenarios.Action) error {
+	tmpl := map[string]any{}
+	if len(a.Labels)+len(a.Annotations) > 0 {
+		tmpl["metadata"] = map[string]any{"labels": a.Labels, "annotations": a.Annotations}
+	}
+	spec := map[string]any{}
+	if len(a.Tolerations) > 0 {
+		// A merge patch replaces the list: the template's own tolerations are kept by reading them first.
+		job, err := client.BatchV1().Jobs(ns).Get(ctx, JobName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		spec["tolerations"] = append(job.Spec.Template.Spec.Tolerations, a.Tolerations...)
+	}
+	if len(a.NodeSelector) > 0 {
+		spec["nodeSelector"] = a.NodeSelector // a map: merged with the template's
+	}
+	if len(spec) > 0 {
+		tmpl["spec"] = spec
+	}
+	return patchJob(ctx, client, ns, map[string]any{"template": tmpl})
+}
+
+// actOnPods does a on the pods it targets. A pod that changed between the
+// list and a delete or an eviction (it may have ended) is read again with
+// the others: the act is done only on a pod still in the state the
+// scenario asks for.
+func actOnPods(ctx context.Context, client kubernetes.Interface, ns string, a scenarios.Action) error {
 	for attempt := 1; ; attempt++ {
 		targets, err := targetPods(ctx, client, ns, a)
 		if err != nil {
@@ -100,21 +111,7 @@ func act(ctx context.Context, client, podClient kubernetes.Interface, ns string,
 		var errs []error
 		changed := false
 		for _, p := range targets {
-			var err error
-			switch a.Kind {
-			case scenarios.ActDeletePod:
-				err = chaos.DeletePodAsSeen(ctx, client, &p, a.GracePeriod)
-			case scenarios.ActEvictPod:
-				err = chaos.EvictPodAsSeen(ctx, client, &p)
-			case scenarios.ActFinishPod:
-				err = chaos.EndRun(ctx, client, &p, nil)
-			case scenarios.ActSetGate:
-				err = chaos.SetPodCondition(ctx, client, &p, a.Gate, a.Status)
-			case scenarios.ActOrphanPod:
-				err = patchPodMeta(ctx, client, &p, map[string]any{"ownerReferences": nil})
-			case scenarios.ActReleasePod:
-				err = releasePod(ctx, client, &p)
-			}
+			err := actOnPod(ctx, client, &p, a)
 			if apierrors.IsConflict(err) && attempt < 5 {
 				changed = true
 				continue
@@ -128,6 +125,25 @@ func act(ctx context.Context, client, podClient kubernetes.Interface, ns string,
 			return err
 		}
 	}
+}
+
+// actOnPod does a's change to one pod.
+func actOnPod(ctx context.Context, client kubernetes.Interface, p *corev1.Pod, a scenarios.Action) error {
+	switch a.Kind {
+	case scenarios.ActDeletePod:
+		return chaos.DeletePodAsSeen(ctx, client, p, a.GracePeriod)
+	case scenarios.ActEvictPod:
+		return chaos.EvictPodAsSeen(ctx, client, p)
+	case scenarios.ActFinishPod:
+		return chaos.EndRun(ctx, client, p, nil)
+	case scenarios.ActSetGate:
+		return chaos.SetPodCondition(ctx, client, p, a.Gate, a.Status)
+	case scenarios.ActOrphanPod:
+		return patchPodMeta(ctx, client, p, map[string]any{"ownerReferences": nil})
+	case scenarios.ActReleasePod:
+		return releasePod(ctx, client, p)
+	}
+	return nil
 }
 
 // targetPods: the pods of the Job the action names (by index, all, or the

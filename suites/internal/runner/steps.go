@@ -114,59 +114,21 @@ func (sp stepper) runSteps(ctx context.Context, steps []scenarios.Step) []StepRe
 // runStep runs step i; an await counts the timeline's entries from
 // sequence number from on and also returns the entry that met it (-1 if none).
 func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from int) (StepResult, int) {
-	version := sp.version
-	res := StepResult{Index: i, Time: time.Now()}
-	switch {
-	case st.Await != nil:
-		res.What = "await " + describePattern(*st.Await)
-	case st.AwaitGone != nil:
-		res.What = "await the Job gone and its pods " + st.AwaitGone.Pods
-	case st.Act != nil:
-		res.What = "act " + st.Act.Kind
-	default:
-		res.What = "chaos " + st.Chaos.Describe()
-	}
-	if ok, _ := scenarios.Applies(st.Versions, version); !ok {
-		res.Skipped, res.Message = true, "not a promise of Kubernetes "+version+" (step holds for "+st.Versions+")"
+	res := StepResult{Index: i, Time: time.Now(), What: describeStep(st)}
+	if ok, _ := scenarios.Applies(st.Versions, sp.version); !ok {
+		res.Skipped, res.Message = true, "not a promise of Kubernetes "+sp.version+" (step holds for "+st.Versions+")"
 		return res, -1
 	}
-	if st.Chaos != nil {
+	switch {
+	case st.Chaos != nil:
 		if err := sp.inj.Do(ctx, i, *st.Chaos); err != nil {
 			res.Message = "the harness could not inject it (no verdict on the controller): " + err.Error()
 			return res, -1
 		}
 		res.OK = true
 		return res, -1
-	}
-	if st.Act != nil && st.Act.Kind == scenarios.ActRecreateJob {
-		skip, err := sp.recreate(ctx, *st.Act)
-		if err != nil {
-			res.Message = err.Error()
-			return res, -1
-		}
-		res.OK, res.Skipped, res.Message = skip == "", skip != "", skip
-		return res, -1
-	}
-	if st.Act != nil {
-		seen := len(sp.rec.Entries())
-		if err := act(ctx, sp.client, sp.pods, sp.ns, *st.Act); err != nil {
-			res.Message = err.Error()
-			return res, -1
-		}
-		if st.Act.Kind == scenarios.ActFinishPod {
-			// Done once a pod's end is seen (by the controller too, within a
-			// watch's delay): the step after it acts on a Job whose
-			// controller has the pod's end in hand (a sync queued for it).
-			if _, err := sp.rec.WaitFrom(ctx, seen, 30*time.Second, "the pod's end", func(e recorder.Entry) bool {
-				p := e.Pod()
-				return p != nil && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed)
-			}); err != nil {
-				res.Message = "the pod told to finish did not end (no verdict on the controller): " + err.Error()
-				return res, -1
-			}
-		}
-		res.OK = true
-		return res, -1
+	case st.Act != nil:
+		return sp.runAct(ctx, res, *st.Act), -1
 	}
 	timeout := st.Timeout.Duration
 	if timeout == 0 {
@@ -175,6 +137,58 @@ func (sp stepper) runStep(ctx context.Context, i int, st scenarios.Step, from in
 	if st.AwaitGone != nil {
 		return sp.awaitGone(ctx, res, st, timeout)
 	}
+	return sp.await(ctx, res, st, from, timeout)
+}
+
+// describeStep is what a step's result says it was.
+func describeStep(st scenarios.Step) string {
+	switch {
+	case st.Await != nil:
+		return "await " + describePattern(*st.Await)
+	case st.AwaitGone != nil:
+		return "await the Job gone and its pods " + st.AwaitGone.Pods
+	case st.Act != nil:
+		return "act " + st.Act.Kind
+	}
+	return "chaos " + st.Chaos.Describe()
+}
+
+// runAct does an act; finishing a pod is done once its end is seen.
+func (sp stepper) runAct(ctx context.Context, res StepResult, a scenarios.Action) StepResult {
+	if a.Kind == scenarios.ActRecreateJob {
+		skip, err := sp.recreate(ctx, a)
+		if err != nil {
+			res.Message = err.Error()
+			return res
+		}
+		res.OK, res.Skipped, res.Message = skip == "", skip != "", skip
+		return res
+	}
+	seen := len(sp.rec.Entries())
+	if err := act(ctx, sp.client, sp.pods, sp.ns, a); err != nil {
+		res.Message = err.Error()
+		return res
+	}
+	if a.Kind == scenarios.ActFinishPod {
+		// Done once a pod's end is seen (by the controller too, within a
+		// watch's delay): the step after it acts on a Job whose
+		// controller has the pod's end in hand (a sync queued for it).
+		if _, err := sp.rec.WaitFrom(ctx, seen, 30*time.Second, "the pod's end", func(e recorder.Entry) bool {
+			p := e.Pod()
+			return p != nil && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed)
+		}); err != nil {
+			res.Message = "the pod told to finish did not end (no verdict on the controller): " + err.Error()
+			return res
+		}
+	}
+	res.OK = true
+	return res
+}
+
+// await waits for the Job's status to match st.Await within timeout, then,
+// with st.Holds, for it to keep matching that long; it returns the entry
+// that met it (-1 if none).
+func (sp stepper) await(ctx context.Context, res StepResult, st scenarios.Step, from int, timeout time.Duration) (StepResult, int) {
 	var lastWhy string
 	met, err := sp.rec.WaitFrom(ctx, from, timeout, res.What, func(e recorder.Entry) bool {
 		if !sp.follows(e) || e.Type == recorder.Deleted {
