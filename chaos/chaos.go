@@ -10,6 +10,7 @@ package chaos
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/chaos-mesh/chaos-mesh/api/v1alpha1"
@@ -261,7 +262,7 @@ func (a Action) Validate() error {
 			return fmt.Errorf("random.menu: name kinds from %v", RandomMenu)
 		}
 		for _, k := range r.Menu {
-			if !contains(RandomMenu, k) {
+			if !slices.Contains(RandomMenu, k) {
 				return fmt.Errorf("random.menu: %q is not one of %v", k, RandomMenu)
 			}
 			if k == KindReadinessGate && r.Gate == "" {
@@ -296,15 +297,6 @@ func (s Selection) validate() error {
 func containsMode(m v1alpha1.SelectorMode) bool {
 	for _, x := range modes {
 		if x == m {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -407,7 +408,7 @@ func (in *Injector) loseNodes(ctx context.Context, nl NodeLoss, rng *rand.Rand) 
 	}
 	var nodes []string
 	for _, p := range targets {
-		if !contains(nodes, p.Spec.NodeName) {
+		if !slices.Contains(nodes, p.Spec.NodeName) {
 			nodes = append(nodes, p.Spec.NodeName)
 		}
 	}

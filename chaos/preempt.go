@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +44,7 @@ func (in *Injector) preempt(ctx context.Context, sel Selection, rng *rand.Rand) 
 	}
 	var nodes []string
 	for _, p := range targets {
-		if contains(nodes, p.Spec.NodeName) {
+		if slices.Contains(nodes, p.Spec.NodeName) {
 			continue
 		}
 		nodes = append(nodes, p.Spec.NodeName)

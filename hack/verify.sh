@@ -22,7 +22,8 @@
 #     and imports no jobconform package (nor does controller/ import it);
 #   - no function of suites/ or cmd/ (tests aside) is over 80 lines
 #     (hack/funclen);
-#   - docs/architecture.md names every package; README.md is at most 200
+#   - docs/architecture.md names every package; README.md's first screen
+#     holds make run and make test; README.md is at most 200
 #     lines and links every page of docs/; every relative link of README.md
 #     and docs/ leads to a file.
 # Exits non-zero, naming each broken rule and the import path that breaks it.
@@ -71,6 +72,10 @@ long=$(go run ./hack/funclen -max 80 suites cmd) || fail "functions over 80 line
 # docs/architecture.md names every package.
 for p in $(go list ./... | sed "s#^$mod/##"); do
 	grep -q "^- \`$p\` " docs/architecture.md || fail "docs/architecture.md does not name package $p"
+done
+# README.md's first screen (24 lines) holds the two commands of a newcomer.
+for c in "make run" "make test"; do
+	head -n 24 README.md | grep -qx "    $c" || fail "README.md's first 24 lines do not hold the command '$c' (an indented line of its own)"
 done
 # README.md stays short and leads to every page of docs/.
 lines=$(wc -l < README.md)

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -289,7 +290,7 @@ func (s *Scenario) HasChaos() bool {
 
 // ForController tells whether the scenario applies to the controller named name.
 func (s *Scenario) ForController(name string) bool {
-	return len(s.Controllers) == 0 || contains(s.Controllers, name)
+	return len(s.Controllers) == 0 || slices.Contains(s.Controllers, name)
 }
 
 // Applies tells whether a version constraint ("" = always) admits release v
@@ -402,7 +403,7 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	for _, f := range s.Features {
-		if !contains(Features, f) {
+		if !slices.Contains(Features, f) {
 			return fmt.Errorf("%s: features: %q is not one of %v", s.Name, f, Features)
 		}
 	}
@@ -447,7 +448,7 @@ func (s *Scenario) Validate() error {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		if st.Act != nil {
-			if !contains(actionKinds, st.Act.Kind) {
+			if !slices.Contains(actionKinds, st.Act.Kind) {
 				return fmt.Errorf("%s: act.kind %q is not one of %v", where, st.Act.Kind, actionKinds)
 			}
 			if st.Act.Kind == ActSetGate && (st.Act.Gate == "" || (st.Act.Status != corev1.ConditionTrue && st.Act.Status != corev1.ConditionFalse)) {
@@ -494,7 +495,7 @@ func (s *Scenario) Validate() error {
 		if st.Await != nil {
 			for _, c := range append(append([]string(nil), st.Await.Conditions...), st.Await.NotConditions...) {
 				t, _, _ := strings.Cut(c, "/")
-				if !contains(conditionTypes, t) {
+				if !slices.Contains(conditionTypes, t) {
 					return fmt.Errorf("%s: condition %q is not one of %v (optionally /Reason)", where, c, conditionTypes)
 				}
 			}
@@ -506,15 +507,6 @@ func (s *Scenario) Validate() error {
 var conditionTypes = []string{
 	string(batchv1.JobFailureTarget), string(batchv1.JobFailed), string(batchv1.JobSuccessCriteriaMet),
 	string(batchv1.JobComplete), string(batchv1.JobSuspended),
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Matches tells whether a Job status matches the pattern, and if not, why.

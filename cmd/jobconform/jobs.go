@@ -71,7 +71,7 @@ func planJobs(o options.Options, specs map[string]int) []job {
 	}
 	// A dispatcher (options.Dispatchers) is judged by the conformance suite
 	// alone, on kwok nodes (its worker cluster's): the other jobs run without it.
-	single := slices.DeleteFunc(slices.Clone(o.Controllers), func(c string) bool { return contains(options.Dispatchers, c) })
+	single := slices.DeleteFunc(slices.Clone(o.Controllers), func(c string) bool { return slices.Contains(options.Dispatchers, c) })
 	for _, v := range versions {
 		for _, s := range o.Run.Suites {
 			cs := o.Controllers
@@ -142,7 +142,7 @@ func suiteJobs(o options.Options, suite, v string, controllers []string, nodes, 
 func orderStreams(out []job, o options.Options) {
 	for i := range out {
 		j := &out[i]
-		j.beside = j.suite == "drill" || (j.suite == "chaos" && contains(o.Run.BuiltinAt, j.o.Version))
+		j.beside = j.suite == "drill" || (j.suite == "chaos" && slices.Contains(o.Run.BuiltinAt, j.o.Version))
 	}
 	rank := func(j job) int {
 		// The scale suite last, alone in its stream: it measures.
@@ -508,7 +508,7 @@ func (res *outcome) collect(jobs []job) error {
 			dirs = append(dirs, j.dir)
 		}
 		part := filepath.Join(j.dir, "report-"+j.suite+".json")
-		if _, err := os.Stat(part); err == nil && !contains(parts[j.dir], part) {
+		if _, err := os.Stat(part); err == nil && !slices.Contains(parts[j.dir], part) {
 			parts[j.dir] = append(parts[j.dir], part)
 		}
 		if j.o.Run.KubeletConformance && j.suite == "conformance" {

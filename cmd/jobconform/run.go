@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -181,7 +182,7 @@ func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
 	n := 0
 	for _, s := range all {
 		names := o.ControllerNames()
-		if suite == "scale" && contains(names, "reference") && scale.SlowedRuns(s.Name) {
+		if suite == "scale" && slices.Contains(names, "reference") && scale.SlowedRuns(s.Name) {
 			names = append(names, scale.Slowed.Name)
 		}
 		for _, ctl := range names {
@@ -225,15 +226,6 @@ func reachable(ctx context.Context, kubeconfig string) error {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // runSuites is jobconform run: check the input, build what the releases
 // need, run the plan's jobs (two streams side by side, see jobs.go), then
 // write the report and print the verdicts. It returns a usageError for bad
@@ -273,7 +265,7 @@ func (p *plan) execute(ctx context.Context) error {
 // runs tells whether a job of the plan runs controller c.
 func (p *plan) runs(c string) bool {
 	for _, j := range p.jobs {
-		if contains(j.o.Controllers, c) {
+		if slices.Contains(j.o.Controllers, c) {
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -162,7 +163,7 @@ func runMatrix(ctx context.Context, o options.Options) ([]string, error) {
 	}
 	var paths []string
 	for _, j := range p.jobs {
-		if r := filepath.Join(j.dir, "report.json"); !contains(paths, r) {
+		if r := filepath.Join(j.dir, "report.json"); !slices.Contains(paths, r) {
 			paths = append(paths, r)
 		}
 	}

@@ -55,7 +55,7 @@ func test(ctx context.Context, args []string) error {
 	o.Run.Suites = []string{"conformance", "chaos", "drill", "scale"} // scale: its 1k form
 	o.Run.KubeletConformance = true
 	// The multi-cluster run: the reference dispatcher, by the conformance suite.
-	if !contains(o.Controllers, "dispatcher") {
+	if !slices.Contains(o.Controllers, "dispatcher") {
 		o.Controllers = append(o.Controllers, "dispatcher")
 	}
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -156,7 +156,7 @@ func goTestPackages(ctx context.Context, versions []string) error {
 	}
 	var pkgs []string
 	for _, p := range strings.Fields(string(list)) {
-		if !contains(suitePackages, p) {
+		if !slices.Contains(suitePackages, p) {
 			pkgs = append(pkgs, p)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -360,7 +361,7 @@ func (o *Options) Validate() error {
 	case o.Provider == "existing" && o.Kubeconfig == "":
 		return errors.New("--provider existing needs --kubeconfig")
 	}
-	if o.Provider != "" && !contains(Providers, o.Provider) {
+	if o.Provider != "" && !slices.Contains(Providers, o.Provider) {
 		return fmt.Errorf("--provider %q: use one of %s (or --kubeconfig for an existing cluster)", o.Provider, strings.Join(Providers, ", "))
 	}
 	switch o.Nodes {
@@ -384,18 +385,18 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--controllers: name at least one of %s", strings.Join(Controllers, ", "))
 	}
 	for _, c := range o.Controllers {
-		if !contains(Controllers, c) {
+		if !slices.Contains(Controllers, c) {
 			return fmt.Errorf("--controllers: unknown controller %q (use %s)", c, strings.Join(Controllers, ", "))
 		}
 	}
 	for _, d := range Dispatchers {
-		if !contains(o.Controllers, d) {
+		if !slices.Contains(o.Controllers, d) {
 			continue
 		}
 		if o.ProviderName() != "local" {
 			return fmt.Errorf("--controllers %s brings up a worker cluster beside the manager; the %s provider cannot: use the local provider", d, o.ProviderName())
 		}
-		if len(o.Run.Suites) > 0 && !contains(o.Run.Suites, "conformance") {
+		if len(o.Run.Suites) > 0 && !slices.Contains(o.Run.Suites, "conformance") {
 			return fmt.Errorf("--controllers %s is judged by the conformance suite alone (chaos, drills and scale across clusters are not built yet): add conformance to --suites, or drop %s", d, d)
 		}
 		if o.Nodes == NodesKubelet {
@@ -403,23 +404,23 @@ func (o *Options) Validate() error {
 		}
 	}
 	if o.KueueVersion != "" {
-		if !contains(o.Controllers, "multikueue") {
+		if !slices.Contains(o.Controllers, "multikueue") {
 			return fmt.Errorf("--kueue-version %s without multikueue in --controllers: add it, or drop the version", o.KueueVersion)
 		}
 		if !semver.IsValid(o.KueueVersion) || semver.Canonical(o.KueueVersion) != o.KueueVersion {
 			return fmt.Errorf("--kueue-version %q: give a Kueue release tag such as v0.17.0 (go list -m -versions sigs.k8s.io/kueue lists those the module proxy serves)", o.KueueVersion)
 		}
 	}
-	if contains(o.Controllers, "external") && o.External.ManagedBy == "" {
+	if slices.Contains(o.Controllers, "external") && o.External.ManagedBy == "" {
 		return errors.New("--controllers external: give --external-managed-by, the spec.managedBy value your controller answers to")
 	}
-	if o.External.Command != "" && !contains(o.Controllers, "external") {
+	if o.External.Command != "" && !slices.Contains(o.Controllers, "external") {
 		return errors.New("--external-command without external in --controllers: add it, or drop the command")
 	}
-	if o.Scale != "" && !contains(ScaleForms, o.Scale) {
+	if o.Scale != "" && !slices.Contains(ScaleForms, o.Scale) {
 		return fmt.Errorf("--scale %q: use %s", o.Scale, strings.Join(ScaleForms, " or "))
 	}
-	if contains(o.Run.Suites, "scale") {
+	if slices.Contains(o.Run.Suites, "scale") {
 		if o.ProviderName() != "local" {
 			return fmt.Errorf("--suites scale brings up a local cluster of hundreds of kwok nodes and measures its processes; the %s provider cannot: drop scale from --suites", o.ProviderName())
 		}
@@ -479,11 +480,11 @@ func (r *Run) validate(provider string) error {
 		return fmt.Errorf("--suites: name at least one of %s", strings.Join(Suites, ", "))
 	}
 	for _, s := range r.Suites {
-		if !contains(Suites, s) {
+		if !slices.Contains(Suites, s) {
 			return fmt.Errorf("--suites: unknown suite %q (use %s)", s, strings.Join(Suites, ", "))
 		}
 	}
-	if r.KubeletConformance && !contains(r.Suites, "conformance") {
+	if r.KubeletConformance && !slices.Contains(r.Suites, "conformance") {
 		return errors.New("--kubelet-conformance runs the conformance suite again: add conformance to --suites")
 	}
 	if r.Procs < 1 {
@@ -699,13 +700,4 @@ func splitList(s, sep string) []string {
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
