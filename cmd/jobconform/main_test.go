@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,5 +113,34 @@ func TestReleaseOfDir(t *testing.T) {
 		if got := releaseOfDir(dir); got != want {
 			t.Errorf("releaseOfDir(%q) = %q, want %q", dir, got, want)
 		}
+	}
+}
+
+// Each command a person runs lives in a file of its name, and the help
+// lists it; the help lists nothing else.
+func TestCommandsOneFileEach(t *testing.T) {
+	help := usage()
+	for _, c := range commands {
+		if c.hidden {
+			if strings.Contains(help, "jobconform "+c.name) {
+				t.Errorf("the help lists %s, which jobconform runs itself", c.name)
+			}
+			continue
+		}
+		if !strings.Contains(help, "  jobconform "+c.name) {
+			t.Errorf("the help does not list %s", c.name)
+		}
+		if c.run == nil {
+			continue // a controller's command, in its own package
+		}
+		if _, err := os.Stat(c.name + ".go"); err != nil {
+			t.Errorf("command %s: no file %s.go", c.name, c.name)
+		}
+	}
+	if got := exitStatus(usageError{errors.New("x")}); got != 2 {
+		t.Errorf("a usage error exits %d, want 2", got)
+	}
+	if got := exitStatus(fmt.Errorf("stopped: %w", context.Canceled)); got != 130 {
+		t.Errorf("an interrupt exits %d, want 130", got)
 	}
 }
