@@ -35,6 +35,8 @@ type Spec struct {
 	Seconds float64
 	// FailureMessage is the framework's failure, for specs that carry no Result.
 	FailureMessage string
+	// Interrupted: the framework stopped the spec before its end.
+	Interrupted bool
 }
 
 // Run is one spec: a scenario against a controller at a Kubernetes version.
@@ -69,6 +71,10 @@ type Run struct {
 	MirrorLags []float64
 	// Oracle is the differential verdict (nil: none was asked for).
 	Oracle *Oracle
+	// Interrupted: the framework stopped the spec before its end (an
+	// interrupt, or --fail-fast after another spec failed), so what failed
+	// in it may be the stop, not the controller.
+	Interrupted bool `json:",omitempty"`
 }
 
 // Control tells whether r judged a controller broken on purpose.
@@ -170,7 +176,7 @@ type Difference struct {
 // NewRun joins a spec with the Result it attached (nil: the harness's own
 // checks, kept with the framework's verdict) and its timeline lines.
 func NewRun(s Spec, res *Result, lines string) (Run, error) {
-	r := Run{Suite: s.Suite, Spec: s.Text, Scenario: s.Leaf, Seconds: s.Seconds, Features: s.Labels, Verdict: s.Verdict, SpecVerdict: s.Verdict}
+	r := Run{Suite: s.Suite, Spec: s.Text, Scenario: s.Leaf, Seconds: s.Seconds, Features: s.Labels, Verdict: s.Verdict, SpecVerdict: s.Verdict, Interrupted: s.Interrupted}
 	if res != nil {
 		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
 			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates

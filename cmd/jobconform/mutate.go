@@ -40,6 +40,7 @@ func mutate(ctx context.Context, args []string) error {
 	procs := fs.Int("procs", 6, "parallel Ginkgo processes per fault")
 	out := fs.String("out", filepath.Join(options.Artifacts(), "mutate"), "directory for each fault's reports and mutation.{md,json}")
 	only := fs.String("faults", "", "comma-separated faults to run (default: every mutant of internal/mutants)")
+	rejudge := fs.Bool("rejudge", false, "run nothing: judge again the runs an earlier mutate kept in --out, and write its results anew")
 	all := fs.Bool("all-specs", false, "run every spec of each fault, not only up to its first catch (slower; names every check that catches it)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -50,6 +51,13 @@ func mutate(ctx context.Context, args []string) error {
 		if faults, err = mutants.LookupAll(strings.Split(*only, ",")); err != nil {
 			return usageError{err}
 		}
+	}
+	if *rejudge {
+		results, err := judgeKept(*out, faults)
+		if err != nil {
+			return err
+		}
+		return writeMutationResults(*out, faults, results, *version)
 	}
 	if err := checkMutants(ctx, faults); err != nil {
 		return err
@@ -84,6 +92,31 @@ func mutate(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "[%d/%d] %s (%s, %d specs, %.0fs): %s\n", i+1, len(faults), f.Name, m.Labels, m.Specs, m.Seconds, verdict)
 	}
 	return writeMutationResults(*out, faults, results, *version)
+}
+
+// judgeKept judges again each fault's runs kept in out by an earlier
+// mutate (its time taken from that run's mutation.json, when there).
+func judgeKept(out string, faults []mutants.Mutant) ([]mutant, error) {
+	seconds := map[string]float64{}
+	if data, err := os.ReadFile(filepath.Join(out, "mutation.json")); err == nil {
+		var earlier []mutant
+		if json.Unmarshal(data, &earlier) == nil {
+			for _, m := range earlier {
+				seconds[m.Fault] = m.Seconds
+			}
+		}
+	}
+	var results []mutant
+	for _, f := range faults {
+		m := mutant{Fault: f.Name, Breaks: f.Breaks, Labels: f.Labels, Seconds: seconds[f.Name]}
+		runs, err := ginkgoreport.Load(filepath.Join(out, f.Name, "report-"+f.Suite+".json"))
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--rejudge: no kept run of %s in %s (%v): run it, or name the faults kept with --faults", f.Name, out, err)}
+		}
+		m.Caught, m.By, m.Specs, m.Error = judge(runs)
+		results = append(results, m)
+	}
+	return results, nil
 }
 
 // checkMutants checks that every mutant applies and compiles before any
@@ -243,10 +276,12 @@ func builtinOracle(ctx context.Context, faults []mutants.Mutant, s mutateSetting
 
 // judge reads a mutant's runs: caught when a scenario ran and failed on the
 // controller (a broken step or invariant). A run that failed only through
-// the harness (no cluster, an API error) proves nothing about the fault.
+// the harness (no cluster, an API error) proves nothing about the fault,
+// nor does one stopped before its end (--fail-fast stops the others once
+// one spec fails: their awaits fail by being cut short).
 func judge(runs []reports.Run) (caught bool, by []string, specs int, harnessErr string) {
 	for _, r := range runs {
-		if r.Verdict == "skip" {
+		if r.Verdict == "skip" || r.Interrupted {
 			continue
 		}
 		specs++

@@ -61,6 +61,15 @@ func TestJudge(t *testing.T) {
 	if ok || errText != "" {
 		t.Fatalf("a mutant that passes is missed, not an error: %v %q", ok, errText)
 	}
+	// --fail-fast: the specs stopped when another failed failed by being
+	// stopped, which is no catch.
+	ok, by, specs, _ = judge([]reports.Run{
+		{Scenario: "a", Verdict: "PASS"},
+		{Scenario: "b", Verdict: "FAIL", Interrupted: true, Failures: []string{"step 2 (await failed=1): not reached before the scenario's own timeout ran out"}},
+	})
+	if ok || specs != 1 || len(by) != 0 {
+		t.Fatalf("an interrupted spec counted: %v %v %d", ok, by, specs)
+	}
 	if _, _, _, errText = judge(nil); errText != "no scenario ran" {
 		t.Fatalf("nothing ran: %q", errText)
 	}

@@ -116,7 +116,7 @@ func entryText(e types.ReportEntry) (string, bool) {
 
 func runOf(suite string, sr types.SpecReport, timeline bool) (reports.Run, error) {
 	s := reports.Spec{Suite: suite, Text: sr.FullText(), Leaf: sr.LeafNodeText, Labels: sr.Labels(), Seconds: sr.RunTime.Seconds(),
-		Verdict: verdict(sr), FailureMessage: sr.Failure.Message}
+		Verdict: verdict(sr), FailureMessage: sr.Failure.Message, Interrupted: sr.State.Is(types.SpecStateInterrupted)}
 	var res *reports.Result
 	var lines string
 	for _, e := range sr.ReportEntries {

@@ -100,3 +100,19 @@ func TestRunsOfAReportInMemory(t *testing.T) {
 		t.Errorf("runs: %+v", runs)
 	}
 }
+
+// A spec stopped before its end (an interrupt, --fail-fast) is a failure
+// marked so: what failed in it may be the stop.
+func TestRunsInterrupted(t *testing.T) {
+	rep := types.Report{SuiteDescription: "s", SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[builtin] x", State: types.SpecStateInterrupted, Failure: types.Failure{Message: "Interrupted by Other Ginkgo Process"}},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[builtin] y", State: types.SpecStateFailed, Failure: types.Failure{Message: "step 1"}},
+	}}
+	runs, err := Runs(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || !runs[0].Interrupted || runs[0].Verdict != "FAIL" || runs[1].Interrupted {
+		t.Errorf("runs: %+v", runs)
+	}
+}
