@@ -10,7 +10,7 @@ ARGS  ?=
 export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 JOBCONFORM := $(GO) run ./cmd/jobconform
 
-.PHONY: all run test unit bench mutate matrix fidelity drill scale multikueue binaries cluster vet verify fmt clean
+.PHONY: all run test unit bench mutate matrix fidelity drill scale multikueue binaries cluster vet verify hooks fmt clean
 
 all: test
 
@@ -70,6 +70,10 @@ cluster:
 
 vet:
 	$(GO) vet ./...
+
+## hooks: use the repository's git hooks (.githooks: commit subjects of at most 72 characters)
+hooks:
+	git config core.hooksPath .githooks
 
 ## verify: gofmt, vet, the import rules of the layout and the docs' links (hack/verify.sh)
 verify:

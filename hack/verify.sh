@@ -22,6 +22,7 @@
 #     and imports no jobconform package (nor does controller/ import it);
 #   - no function of suites/ or cmd/ (tests aside) is over 80 lines
 #     (hack/funclen);
+#   - commit subjects since the rule (1b93b37) are at most 72 characters;
 #   - docs/architecture.md names every package; README.md's first screen
 #     holds make run and make test; README.md is at most 200
 #     lines and links every page of docs/; every relative link of README.md
@@ -89,6 +90,14 @@ for f in README.md docs/*.md; do
 		[ -e "$(dirname "$f")/$link" ] || fail "$f links $link, which does not exist"
 	done
 done
+# Commit subjects are at most 72 characters (.githooks/commit-msg) since the
+# rule was made (a clone without that commit, shallow, is not checked).
+since=1b93b37
+if git cat-file -e "$since^{commit}" 2>/dev/null; then
+	long=$(git log --format='%h %s' "$since..HEAD" | awk 'length($0) - index($0, " ") > 72')
+	[ -z "$long" ] || fail "commit subjects over 72 characters (the detail belongs in the body): $long"
+fi
+
 # The release matrix is generated into docs/matrix.md, not the README.
 ! grep -q 'matrix:begin' README.md || fail "README.md holds the generated matrix: it belongs in docs/matrix.md"
 
