@@ -182,6 +182,7 @@ var All = []Invariant{
 	TerminalAfterTarget,
 	TerminalOnlyWhenPodsTerminal,
 	ReplacementWaitsUnderFailed,
+	ActiveWithinParallelism,
 	ReplacementTiming,
 	BackoffRespected,
 	IndexBackoffRespected,

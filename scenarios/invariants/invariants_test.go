@@ -233,6 +233,23 @@ func TestReplacementWaitsUnderFailed(t *testing.T) {
 	expectViolation(t, ReplacementWaitsUnderFailed, Context{}, idx, "of the same index")
 }
 
+func TestActiveWithinParallelism(t *testing.T) {
+	tof := func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed) }
+	// A terminating pod replaced at once: the new pod takes its place.
+	ok := newBuilder(tof).pod("a", running).pod("a", deleting).pod("b", nil)
+	expectOK(t, ActiveWithinParallelism, Context{}, ok)
+	// One pod more than parallelism, deleted on the next sync: caught at
+	// its creation.
+	over := newBuilder(tof).pod("a", running).pod("b", nil).pod("b", deleting).pod("b", failed)
+	expectViolation(t, ActiveWithinParallelism, Context{}, over, "pod b created while 1 pods were active (parallelism 1)")
+	// Under Failed too, and with a wider Job.
+	wide := newBuilder(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }).pod("a", running).pod("b", running).pod("c", nil)
+	expectViolation(t, ActiveWithinParallelism, Context{}, wide, "pod c created while 2 pods were active (parallelism 2)")
+	// A pod that ended frees its place.
+	ended := newBuilder().pod("a", running).pod("a", failed).pod("b", nil)
+	expectOK(t, ActiveWithinParallelism, Context{}, ended)
+}
+
 func TestTerminatingSettles(t *testing.T) {
 	b := newBuilder().pod("a", running).pod("a", deleting).status(func(s *batchv1.JobStatus) { s.Terminating = ptr.To[int32](1) })
 	b.wait(countSettleWindow)

@@ -70,6 +70,45 @@ var ReplacementWaitsUnderFailed = Invariant{
 	},
 }
 
+// ActiveWithinParallelism: whatever the replacement policy, the controller
+// creates a pod only while the Job's active pods (not terminal, not being
+// deleted: upstream's FilterActivePods) stay within parallelism. Under
+// TerminatingOrFailed a terminating pod is replaced at once, but the new
+// pod takes the terminating one's place, not a place beyond parallelism. A
+// controller that over-creates and deletes the surplus on its next sync
+// shows here, at the surplus pod's creation, whatever its final counts.
+// The parallelism is the Job's as recorded before the creation; pods the
+// controller did not create (orphans it adopts) are counted once adopted,
+// never judged at their creation.
+var ActiveWithinParallelism = Invariant{
+	Name:        "active-within-parallelism",
+	Description: "a pod is created only while the Job's active pods (not terminal, not terminating) stay within parallelism, under either replacement policy",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		active := ownedCount{pred: func(p *corev1.Pod) bool { return !podTerminal(p) && p.DeletionTimestamp == nil }}
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			n := active.update(e, before, after) // as of after
+			if e.Kind != "Pod" || e.Type != timeline.Added || before.job == nil {
+				return
+			}
+			p := e.Pod()
+			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != before.job.UID {
+				return
+			}
+			if _, seen := before.pods[p.UID]; seen {
+				return
+			}
+			if active.accepts(after.pods[p.UID]) {
+				n-- // the active pods before it
+			}
+			if par := ptr.Deref(before.job.Spec.Parallelism, 1); n+1 > par {
+				out = append(out, violation("active-within-parallelism", e, "pod %s created while %d pods were active (parallelism %d)", p.Name, n, par))
+			}
+		})
+		return out
+	},
+}
+
 // countSettleWindow is how quiet a timeline must stay before status.active
 // and status.terminating are held to the pods: twice SettleWindow, as every
 // pod's end changes them (seen on a saturated machine: a reference controller
