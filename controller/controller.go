@@ -79,6 +79,16 @@ type Options struct {
 	Clock clock.WithTicker
 }
 
+// A Job whose sync failed (an API error: a refused pod creation, a
+// conflict) is synced again after apiBackoff, doubling up to maxAPIBackoff
+// while it keeps failing, as upstream's DefaultJobApiBackOff and
+// MaxJobApiBackOff: client-go's default controller limiter starts at 5ms and
+// retried a refused creation ten times where the built-in tries three.
+const (
+	apiBackoff    = time.Second
+	maxAPIBackoff = time.Minute
+)
+
 // Controller reconciles Jobs.
 type Controller struct {
 	opts    Options
@@ -151,7 +161,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		podLister:             podInformer.Lister(),
 		podIndex:              podInformer.Informer().GetIndexer(),
 		synced:                []cache.InformerSynced{jobInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
-		queue:                 workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "job", Clock: opts.Clock}),
+		queue:                 workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedItemExponentialFailureRateLimiter[string](apiBackoff, maxAPIBackoff), workqueue.TypedRateLimitingQueueConfig[string]{Name: "job", Clock: opts.Clock}),
 		events:                broadcaster,
 		recorder:              broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "jobconform-reference-controller"}),
 		expectations:          newExpectations(),

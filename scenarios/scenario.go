@@ -224,6 +224,12 @@ const (
 	// state (its backoff, expectations, queued syncs); the steps after it
 	// follow the new Job, and the invariants judge each Job on its own.
 	ActRecreateJob = "recreateJob"
+	// ActRefusePods makes the apiserver refuse every new pod of the
+	// scenario's namespace (a ResourceQuota of 0 pods, as a full quota
+	// does): the controller's creations fail and it must retry them;
+	// ActAllowPods removes that quota.
+	ActRefusePods = "refusePods"
+	ActAllowPods  = "allowPods"
 )
 
 // What awaitGone waits for of the pods once the Job is gone.
@@ -270,7 +276,7 @@ type Action struct {
 }
 
 var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale, ActDeleteJob, ActPatchTemplate,
-	ActOrphanPod, ActReleasePod, ActCreatePod, ActRecreateJob}
+	ActOrphanPod, ActReleasePod, ActCreatePod, ActRecreateJob, ActRefusePods, ActAllowPods}
 
 // GonePattern is what awaitGone waits for: the Job removed from the API,
 // and its pods as Pods says (PodsGone or PodsReleased).

@@ -200,6 +200,21 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "diff = min(diff, int32(c.opts.MaxPodsPerSync))", "diff = min(diff+1, int32(c.opts.MaxPodsPerSync))"},
 		}},
+	{Name: "count-scale-down-deletions", Suite: "conformance", Labels: "elastic",
+		Breaks: "deletes the pods a parallelism cut removes without releasing them first: they are counted failed, and a cut larger than backoffLimit fails the Job",
+		Edits: []Edit{
+			{"sync.go", "c.deletePods(ctx, key, job, victims, true)", "c.deletePods(ctx, key, job, victims, false)"},
+		}},
+	{Name: "no-retry-on-error", Suite: "conformance", Labels: "backoff",
+		Breaks: "forgets a Job whose sync failed (a refused pod creation) instead of retrying it with the work queue's backoff",
+		Edits: []Edit{
+			{"controller.go", "utilruntime.HandleErrorWithContext(ctx, err, \"syncing Job\", \"key\", key)\n\tc.queue.AddRateLimited(key)", "utilruntime.HandleErrorWithContext(ctx, err, \"syncing Job\", \"key\", key)\n\tc.queue.Forget(key)"},
+		}},
+	{Name: "late-deadline", Suite: "conformance", Labels: "deadline",
+		Breaks: "wakes a Job for its activeDeadlineSeconds 25s late: DeadlineExceeded comes late unless another event syncs the Job first",
+		Edits: []Edit{
+			{"sync.go", "c.queue.AddAfter(key, left)", "c.queue.AddAfter(key, left+25*time.Second)"},
+		}},
 	{Name: "max-failed-indexes-off-by-one", Suite: "conformance", Labels: "backoffPerIndex",
 		Breaks: "fails the Job with MaxFailedIndexesExceeded when the failed indexes reach maxFailedIndexes instead of exceeding it",
 		Edits: []Edit{

@@ -195,6 +195,7 @@ var All = []Invariant{
 	StartTime,
 	CompletionTime,
 	DeadlineFromStart,
+	DeadlineOnTime,
 	TerminalEvent,
 	SuspendEvents,
 	SuspendedCreatesNoPods,

@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -220,6 +221,99 @@ var DeadlineFromStart = Invariant{
 		}
 		return nil
 	},
+}
+
+// DeadlineActGrace is how long after a Job's deadline a sync that began
+// before it may still write a status without DeadlineExceeded (a sync's
+// read and its write are apart; seconds on a saturated machine).
+const DeadlineActGrace = 5 * time.Second
+
+// DeadlineLateBound is how late DeadlineExceeded may come when nothing in
+// the recording shows the controller acting on the Job after the deadline:
+// the second line, by the clock, behind the proof by the controller's own
+// acts. The built-in requeues a Job for its deadline (AddAfter) and writes
+// the condition within a second of it on an idle machine.
+const DeadlineLateBound = 20 * time.Second
+
+// DeadlineOnTime: once activeDeadlineSeconds has passed since the Job's
+// start (its latest resume), the controller's next act on the Job ends it
+// as DeadlineExceeded. A status it writes, or a pod it creates, more than
+// DeadlineActGrace after the due time without FailureTarget (or Failed)
+// DeadlineExceeded shows it late by its own acts, whatever the machine's
+// load; failing that, a DeadlineExceeded more than DeadlineLateBound after
+// the due time (or none by then, the recording going on) is late by the
+// clock. Not judged across a restart or a break in the recording.
+var DeadlineOnTime = Invariant{
+	Name:        "deadline-on-time",
+	Description: "once activeDeadlineSeconds has passed since the start (or resume), the controller's next act on the Job is DeadlineExceeded; by the clock, within 20s",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		var out []Violation
+		var resumed time.Time
+		done := false
+		late := func(e timeline.Entry, due time.Time, format string, args ...any) {
+			if !disturbedBetween(ctx, due, e.Time) {
+				out = append(out, violation("deadline-on-time", e, format, args...))
+			}
+			done = true
+		}
+		var due time.Time
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			j := after.job
+			if done || j == nil {
+				return
+			}
+			if e.Kind == "Job" && before.job != nil && ptr.Deref(before.job.Spec.Suspend, false) && !ptr.Deref(j.Spec.Suspend, false) {
+				resumed = e.Time
+			}
+			if j.Spec.ActiveDeadlineSeconds == nil || j.Status.StartTime == nil || ptr.Deref(j.Spec.Suspend, false) {
+				due = time.Time{}
+				return
+			}
+			start := j.Status.StartTime.Time
+			if resumed.After(start) {
+				start = resumed
+			}
+			due = start.Add(time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second)
+			c := hasCond(j.Status, batchv1.JobFailureTarget)
+			if c == nil {
+				c = hasCond(j.Status, batchv1.JobFailed)
+			}
+			switch {
+			case c != nil && c.Reason == batchv1.JobReasonDeadlineExceeded:
+				if c.LastTransitionTime.Time.After(due.Add(DeadlineLateBound)) {
+					late(e, due, "%s/DeadlineExceeded at %s, %s after activeDeadlineSeconds=%d had passed (due %s; at most %s)", c.Type, timeOf(&c.LastTransitionTime),
+						c.LastTransitionTime.Sub(due).Round(time.Second), *j.Spec.ActiveDeadlineSeconds, due.UTC().Format(time.RFC3339), DeadlineLateBound)
+				}
+				done = true
+				return
+			case c != nil || finished(j.Status) != nil || hasCond(j.Status, batchv1.JobSuccessCriteriaMet) != nil:
+				done = true // ended otherwise, before its deadline's turn
+				return
+			case !e.Time.After(due.Add(DeadlineActGrace)):
+				return
+			case e.Kind == "Job" && before.job != nil && !apiequality.Semantic.DeepEqual(before.job.Status, j.Status):
+				late(e, due, "the controller wrote the Job's status %s after its deadline was due (%s, activeDeadlineSeconds=%d) without DeadlineExceeded",
+					e.Time.Sub(due).Round(100*time.Millisecond), due.UTC().Format(time.RFC3339), *j.Spec.ActiveDeadlineSeconds)
+			case e.Kind == "Pod" && e.Type == timeline.Added && createdBy(e, j):
+				late(e, due, "the controller created pod %s %s after the Job's deadline was due (%s, activeDeadlineSeconds=%d) instead of ending it",
+					e.Name, e.Time.Sub(due).Round(100*time.Millisecond), due.UTC().Format(time.RFC3339), *j.Spec.ActiveDeadlineSeconds)
+			case e.Time.After(due.Add(DeadlineLateBound)):
+				late(e, due, "no DeadlineExceeded %s after activeDeadlineSeconds=%d had passed (due %s)", e.Time.Sub(due).Round(time.Second), *j.Spec.ActiveDeadlineSeconds, due.UTC().Format(time.RFC3339))
+			}
+		})
+		if end := recordingEnd(ctx, t); !done && !due.IsZero() && end.After(due.Add(DeadlineLateBound)) && len(t) > 0 {
+			last := t[len(t)-1]
+			last.Time = end
+			late(last, due, "no DeadlineExceeded by the end of the recording, %s after activeDeadlineSeconds had passed (due %s)", end.Sub(due).Round(time.Second), due.UTC().Format(time.RFC3339))
+		}
+		return out
+	},
+}
+
+// createdBy tells whether e adds a pod controlled by Job j.
+func createdBy(e timeline.Entry, j *batchv1.Job) bool {
+	ref := metav1.GetControllerOf(e.Pod())
+	return ref != nil && ref.UID == j.UID
 }
 
 // TerminalEventGrace is how long a controller's event may take after the

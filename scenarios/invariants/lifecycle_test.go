@@ -423,3 +423,49 @@ func TestOwedEvents(t *testing.T) {
 		t.Errorf("a Job another controller manages: owed %v, want none", got)
 	}
 }
+
+func TestDeadlineOnTime(t *testing.T) {
+	ads := func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](2) }
+	started := func() *builder {
+		b := newBuilder(ads)
+		b.status(func(s *batchv1.JobStatus) { s.StartTime = at(b) })
+		return b
+	}
+	deadline := func(b *builder) *builder {
+		return b.status(func(s *batchv1.JobStatus) {
+			c := cond(batchv1.JobFailureTarget, batchv1.JobReasonDeadlineExceeded)
+			c.LastTransitionTime = *at(b)
+			s.Conditions = append(s.Conditions, c)
+		})
+	}
+	// On time: the condition a second after the deadline.
+	b := started()
+	b.wait(3 * time.Second)
+	expectOK(t, DeadlineOnTime, Context{}, deadline(b))
+	// Late by its own act: a status written 8s after the deadline without it.
+	b = started()
+	b.wait(10 * time.Second)
+	b.status(func(s *batchv1.JobStatus) { s.Ready = ptr.To[int32](1) })
+	expectViolation(t, DeadlineOnTime, Context{}, deadline(b), "wrote the Job's status 8")
+	// Or a pod created then.
+	b = started()
+	b.wait(10 * time.Second)
+	expectViolation(t, DeadlineOnTime, Context{}, b.pod("late", nil), "created pod late")
+	// Late by the clock: nothing done for 30s, then the condition.
+	b = started()
+	b.wait(30 * time.Second)
+	expectViolation(t, DeadlineOnTime, Context{}, deadline(b), "DeadlineExceeded at")
+	// Never, the recording going on past the bound.
+	b = started()
+	expectViolation(t, DeadlineOnTime, Context{End: b.now.Add(time.Minute)}, b, "no DeadlineExceeded by the end of the recording")
+	// A restart between the deadline and the act: no verdict.
+	b = started()
+	b.wait(30 * time.Second)
+	expectOK(t, DeadlineOnTime, Context{Restarts: []time.Time{b.now.Add(-10 * time.Second)}}, deadline(b))
+	// Suspended: the deadline does not tick.
+	b = started()
+	b.job.Spec.Suspend = ptr.To(true)
+	b.add("Job", timeline.Modified, b.job.DeepCopy())
+	b.wait(time.Minute)
+	expectOK(t, DeadlineOnTime, Context{End: b.now}, b)
+}

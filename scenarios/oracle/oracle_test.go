@@ -110,6 +110,20 @@ func TestAllowed(t *testing.T) {
 	}
 }
 
+// An allowed event may differ in its count, not in being recorded at all.
+func TestAllowedEventCountsOnly(t *testing.T) {
+	allowed := map[string]string{"events.Warning/FailedCreate": "the refused retries depend on timing"}
+	builtin := &Observation{Events: map[string]int{"Warning/FailedCreate": 4}}
+	more := &Observation{Events: map[string]int{"Warning/FailedCreate": 9}}
+	if ds := Compare(builtin, more, allowed); len(ds) != 1 || len(Failing(ds)) != 0 {
+		t.Fatalf("a count: %v", ds)
+	}
+	none := &Observation{Events: map[string]int{}}
+	if ds := Compare(builtin, none, allowed); len(Failing(ds)) != 1 {
+		t.Fatalf("no FailedCreate event at all passed: %v", ds)
+	}
+}
+
 // A Job being deleted owes no status: its last status before the deletion
 // is compared, not whatever the controller wrote while its pods went (seen
 // on kubelet nodes: the built-in's last write said terminating=2, the

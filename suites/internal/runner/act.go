@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -50,6 +51,14 @@ func act(ctx context.Context, client, podClient kubernetes.Interface, ns string,
 		return client.BatchV1().Jobs(ns).Delete(ctx, JobName, metav1.DeleteOptions{PropagationPolicy: &policy})
 	case scenarios.ActCreatePod:
 		return createPod(ctx, podClient, ns, a.OwnedByOther, a.Index)
+	case scenarios.ActRefusePods:
+		return refusePods(ctx, podClient, ns)
+	case scenarios.ActAllowPods:
+		err := podClient.CoreV1().ResourceQuotas(ns).Delete(ctx, refusePodsQuota, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
 	case scenarios.ActScale:
 		spec := map[string]any{}
 		if a.Parallelism != nil {
@@ -61,6 +70,34 @@ func act(ctx context.Context, client, podClient kubernetes.Interface, ns string,
 		return patchJob(ctx, client, ns, spec)
 	}
 	return actOnPods(ctx, podClient, ns, a)
+}
+
+// refusePodsQuota names the quota of refusePods.
+const refusePodsQuota = "jobconform-refuse-pods"
+
+// refusePods creates a ResourceQuota of 0 pods in ns: the apiserver's quota
+// admission refuses every pod created after it (Forbidden, "exceeded
+// quota"), as on a namespace whose quota is full. Pods already there run
+// on. Admission enforces what the quota's status says, which a cluster's
+// quota controller fills in; the local clusters run none, so the status is
+// written here too (a quota controller, where one runs, writes the same
+// limit).
+func refusePods(ctx context.Context, client kubernetes.Interface, ns string) error {
+	zero := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: refusePodsQuota}, Spec: corev1.ResourceQuotaSpec{Hard: zero}}
+	q, err := client.CoreV1().ResourceQuotas(ns).Create(ctx, q, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	if len(q.Status.Hard) > 0 {
+		return nil // a quota controller was first
+	}
+	q.Status = corev1.ResourceQuotaStatus{Hard: zero, Used: zero}
+	_, err = client.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, q, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		return nil // a quota controller wrote its status meanwhile
+	}
+	return err
 }
 
 // patchJob merge-patches the Job's spec with spec.
