@@ -215,6 +215,16 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "c.queue.AddAfter(key, left)", "c.queue.AddAfter(key, left+25*time.Second)"},
 		}},
+	{Name: "completions-off-by-one", Suite: "conformance", Labels: "tracking",
+		Breaks: "completes a NonIndexed Job one success short of its completions, when no pod is active",
+		Edits: []Edit{
+			{"sync.go", "complete = st.succeeded >= *job.Spec.Completions && active == 0", "complete = st.succeeded >= *job.Spec.Completions-1 && active == 0"},
+		}},
+	{Name: "success-count-off-by-one", Suite: "conformance", Labels: "successPolicy",
+		Breaks: "meets a success policy's succeededCount one success short",
+		Edits: []Edit{
+			{"success_policy.go", "} else if rule.SucceededCount != nil && len(succeeded) >= int(*rule.SucceededCount) {", "} else if rule.SucceededCount != nil && len(succeeded) >= int(*rule.SucceededCount)-1 {"},
+		}},
 	{Name: "max-failed-indexes-off-by-one", Suite: "conformance", Labels: "backoffPerIndex",
 		Breaks: "fails the Job with MaxFailedIndexesExceeded when the failed indexes reach maxFailedIndexes instead of exceeding it",
 		Edits: []Edit{
