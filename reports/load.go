@@ -71,6 +71,8 @@ type Run struct {
 	MirrorLags []float64
 	// Oracle is the differential verdict (nil: none was asked for).
 	Oracle *Oracle
+	// Unjudged: see Result.Unjudged.
+	Unjudged []string `json:",omitempty"`
 	// Interrupted: the framework stopped the spec before its end (an
 	// interrupt, or --fail-fast after another spec failed), so what failed
 	// in it may be the stop, not the controller.
@@ -155,6 +157,9 @@ type Result struct {
 	// recording went on for, TailWait how long (seconds).
 	TailPending []string `json:"tailPending,omitempty"`
 	TailWait    float64  `json:"tailWait,omitempty"`
+	// Unjudged says what of the run a check could not judge, and why
+	// ("invariant: what"): neither a failure nor a pass.
+	Unjudged []string `json:"unjudged,omitempty"`
 }
 
 // Oracle is a run's differential verdict: every field in which it differed
@@ -180,7 +185,7 @@ func NewRun(s Spec, res *Result, lines string) (Run, error) {
 	if res != nil {
 		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
 			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates
-		r.Figures, r.MirrorLags, r.Oracle = res.Figures, res.MirrorLags, res.Oracle
+		r.Figures, r.MirrorLags, r.Oracle, r.Unjudged = res.Figures, res.MirrorLags, res.Oracle, res.Unjudged
 		if len(res.Features) > 0 {
 			r.Features = res.Features
 		}

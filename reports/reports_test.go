@@ -304,3 +304,16 @@ func TestTimelineDrawsTheCopyApart(t *testing.T) {
 		t.Error("a run without a copy draws one")
 	}
 }
+
+// What a check could not judge is on the run's section, not lost.
+func TestWriteShowsUnjudged(t *testing.T) {
+	runs := load(t)
+	runs[0].Unjudged = []string{"ledger: the whole ledger: the recording broke from 10:00:01 to 10:00:09"}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, runs, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "not judged — ledger: the whole ledger: the recording broke") {
+		t.Fatal("the report does not say what was not judged")
+	}
+}

@@ -64,6 +64,7 @@ type section struct {
 	Failures               []string
 	Chaos                  []ChaosAction
 	Oracle                 *Oracle
+	Unjudged               []string
 	SVG                    template.HTML
 }
 
@@ -204,7 +205,7 @@ func build(runs []Run, title string) page {
 		}
 		if r.Verdict != "skip" {
 			p.Sections = append(p.Sections, section{Anchor: anchor(r, i), Title: r.Scenario + " — " + columnOf(r).String(), Verdict: r.Verdict,
-				Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, Oracle: r.Oracle, SVG: template.HTML(Timeline(r))})
+				Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, Oracle: r.Oracle, Unjudged: r.Unjudged, SVG: template.HTML(Timeline(r))})
 		}
 	}
 	for f := range features {
@@ -241,7 +242,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table.matrix{border-collapse:collapse;font-size:13px}
 .matrix th,.matrix td{border:1px solid #ccc;padding:2px 6px;text-align:left}
-table.oracle{border-collapse:collapse;font-size:12px;margin:.5em 0;max-width:100%}.oracle td,.oracle th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}.oracle code{white-space:pre-wrap;word-break:break-all}.oracle tr.FAIL td:first-child{color:#c00;font-weight:bold}
+ul.unjudged{font-size:12px;color:#666;margin:.3em 0}table.oracle{border-collapse:collapse;font-size:12px;margin:.5em 0;max-width:100%}.oracle td,.oracle th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}.oracle code{white-space:pre-wrap;word-break:break-all}.oracle tr.FAIL td:first-child{color:#c00;font-weight:bold}
 .PASS{background:#d9f2e0}.FAIL{background:#f8d0cc;font-weight:bold}.skip{background:#eee;color:#777}
 .legend span{display:inline-block;margin-right:1em;font-size:12px}
 .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}
@@ -277,6 +278,8 @@ pre{font-size:12px;white-space:pre-wrap}
 {{with .Oracle}}{{if .Note}}<p class="oracle">{{.Note}}</p>{{end}}{{if .Differences}}<table class="oracle"><caption>Compared with the built-in's run of this scenario</caption><tr><th>field</th><th>built-in</th><th>this controller</th><th>allowed because</th></tr>
 {{range .Differences}}<tr class="{{if .Allowed}}allowed{{else}}FAIL{{end}}"><td>{{.Field}}</td><td><code>{{.BuiltIn}}</code></td><td><code>{{.Other}}</code></td><td>{{.Allowed}}</td></tr>
 {{end}}</table>{{end}}{{end}}
+{{if .Unjudged}}<ul class="unjudged">{{range .Unjudged}}<li>not judged — {{.}}</li>
+{{end}}</ul>{{end}}
 {{if .Chaos}}<pre class="chaos-log">{{range .Chaos}}{{.Time}} {{.Log}} → {{.Effect}}{{if .Error}} (error: {{.Error}}){{end}}
 {{end}}</pre>{{end}}
 {{.SVG}}</section>

@@ -3,6 +3,7 @@
 package invariants
 
 import (
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -55,6 +56,7 @@ var BackoffRespected = Invariant{
 		lastOfIndex := map[string]types.UID{} // the latest pod created per completion index
 		var spec *batchv1.JobSpec
 		unbounded := false // rescaled, suspended or per-index: no lower bound from here on
+		unboundedWhy := ""
 		spans := unknownSpans(t)
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := after.job
@@ -63,11 +65,15 @@ var BackoffRespected = Invariant{
 			}
 			if e.Kind == "Job" {
 				if spec != nil && (ptr.Deref(spec.Parallelism, 1) != ptr.Deref(j.Spec.Parallelism, 1) ||
-					ptr.Deref(spec.Completions, -1) != ptr.Deref(j.Spec.Completions, -1)) {
-					unbounded = true
+					ptr.Deref(spec.Completions, -1) != ptr.Deref(j.Spec.Completions, -1)) && !unbounded {
+					unbounded, unboundedWhy = true, "the Job's rescale at "+e.Time.Format("15:04:05")
 				}
-				if ptr.Deref(j.Spec.Suspend, false) || condOf(j.Status, batchv1.JobSuspended) != nil || j.Spec.BackoffLimitPerIndex != nil {
-					unbounded = true
+				switch {
+				case unbounded:
+				case j.Spec.BackoffLimitPerIndex != nil:
+					unbounded, unboundedWhy = true, "backoffLimitPerIndex (index-backoff-respected judges each index's backoff)"
+				case ptr.Deref(j.Spec.Suspend, false) || condOf(j.Status, batchv1.JobSuspended) != nil:
+					unbounded, unboundedWhy = true, "the Job's suspension at "+e.Time.Format("15:04:05")
 				}
 				s := j.Spec
 				spec = &s
@@ -78,6 +84,15 @@ var BackoffRespected = Invariant{
 				return
 			}
 			if _, known := before.pods[p.UID]; e.Type == timeline.Added && !known {
+				switch {
+				case len(outcomes) == 0:
+				case unbounded && !strings.HasPrefix(unboundedWhy, "backoffLimitPerIndex"):
+					ctx.skip("pods created after %s: their backoff depends on which pods the controller let go uncounted", unboundedWhy)
+				case restartedBefore(ctx, e.Time):
+					ctx.skip("pods created after a restart of the controller: its backoff record starts empty")
+				case overlapsUnknownTime(spans, firstFinish(outcomes, e.Time), e.Time):
+					ctx.skip("pod %s: its predecessors' failures fall in a stretch the recording does not know", p.Name)
+				}
 				if !unbounded && !restartedBefore(ctx, e.Time) && !overlapsUnknownTime(spans, firstFinish(outcomes, e.Time), e.Time) {
 					if lb, n, ok := backoffBound(p, created, lastOfIndex, outcomes, at, ptr.Deref(j.Spec.Parallelism, 1)); ok && e.Time.Before(lb.Add(-backoffEarlyTolerance)) {
 						out = append(out, violation("backoff-respected", e, "pod %s created %s before its backoff ended (%s after %d failures since the last success: not before %s)",

@@ -66,6 +66,21 @@ type Context struct {
 	// Metrics are the controller's counters around the run, when it read
 	// them (metrics-agree).
 	Metrics *MetricSamples
+
+	// unjudged collects what a check leaves unjudged and why (Evaluate
+	// sets it; a copy of the Context shares it).
+	unjudged *[]string
+}
+
+// skip records that the check leaves part of the run unjudged, and why:
+// the verdict says so instead of passing silently.
+func (ctx Context) skip(format string, args ...any) {
+	if ctx.unjudged == nil {
+		return
+	}
+	if s := fmt.Sprintf(format, args...); !slices.Contains(*ctx.unjudged, s) {
+		*ctx.unjudged = append(*ctx.unjudged, s)
+	}
 }
 
 // during tells whether t falls in one of the spans.
@@ -173,6 +188,9 @@ type Result struct {
 	// breaks this promise ("" when none); the violations name it too.
 	KnownBug   string
 	Violations []Violation
+	// Unjudged says what of the run the check could not judge, and why (a
+	// break in the recording, a restart): not a failure, not a pass.
+	Unjudged []string
 }
 
 // All lists the invariants checked on every run.
@@ -258,13 +276,19 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 	}
 	// Inside a recording gap the order of what the relist reported is not
 	// known: no verdict there (RestartGrace-style lags are each check's own).
+	var unjudged []string
+	ctx.unjudged = &unjudged
 	for _, in := range incarnations(ctx, t) {
+		in.ctx.unjudged = &unjudged
 		for _, v := range inv.Check(in.ctx, in.t) {
 			if !during(ctx.Gaps, v.Time) {
 				r.Violations = append(r.Violations, v)
+				continue
 			}
+			ctx.skip("a breach at %s fell in a break of the recording, where the order of changes is not known: not judged (%s)", v.Time.Format("15:04:05.000"), v.Message)
 		}
 	}
+	r.Unjudged = unjudged
 	bug, ok := bugs.OfApiserver(inv.KnownBugs, ctx.Version)
 	if !ok && ctx.BuiltIn {
 		bug, ok = bugs.Of(inv.KnownBugs, ctx.Version)

@@ -560,3 +560,30 @@ func TestRecreatedJobJudgedOnItsOwn(t *testing.T) {
 	delegated.status(func(s *batchv1.JobStatus) { s.Active = 1 })
 	expectViolation(t, ManagedBySilence, Context{}, delegated, "status written")
 }
+
+// A check that cannot judge part of a run says so, and why: a breach in a
+// break of the recording, the ledger across one, the backoff after a
+// restart.
+func TestUnjudgedSaid(t *testing.T) {
+	b := newBuilder().pod("a", running).pod("b", nil)
+	gap := timeline.Span{From: b.tl[1].Time.Add(-time.Millisecond), To: b.now.Add(time.Second)}
+	r := ActiveWithinParallelism.Evaluate(Context{Job: "j", Gaps: []timeline.Span{gap}}, b.tl)
+	if len(r.Violations) != 0 || len(r.Unjudged) != 1 || !strings.Contains(r.Unjudged[0], "fell in a break of the recording") {
+		t.Fatalf("a breach in a gap: %+v", r)
+	}
+	r = Ledger.Evaluate(Context{Job: "j", Finalizer: fin, Gaps: []timeline.Span{gap}}, b.tl)
+	if len(r.Unjudged) != 1 || !strings.Contains(r.Unjudged[0], "the whole ledger: the recording broke") {
+		t.Fatalf("the ledger across a gap: %+v", r)
+	}
+	restarted := newBuilder().pod("a", running).pod("a", failed)
+	restarted.wait(time.Second)
+	restart := restarted.now
+	restarted.pod("b", nil)
+	r = BackoffRespected.Evaluate(Context{Job: "j", Restarts: []time.Time{restart}}, restarted.tl)
+	if len(r.Violations) != 0 || len(r.Unjudged) != 1 || !strings.Contains(r.Unjudged[0], "after a restart of the controller") {
+		t.Fatalf("the backoff after a restart: %+v", r)
+	}
+	if r := BackoffRespected.Evaluate(Context{Job: "j"}, restarted.tl); len(r.Violations) != 1 || len(r.Unjudged) != 0 {
+		t.Fatalf("the same without the restart: %+v", r)
+	}
+}

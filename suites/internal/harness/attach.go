@@ -24,6 +24,9 @@ func ResultOf(r *runner.Result, features []string) reports.Result {
 		for _, v := range inv.Violations {
 			res.Violations = append(res.Violations, reports.Violation{Invariant: v.Invariant, Time: v.Time, Seq: v.Seq, Revision: v.Revision, Message: v.Message})
 		}
+		for _, u := range inv.Unjudged {
+			res.Unjudged = append(res.Unjudged, inv.Invariant+": "+u)
+		}
 	}
 	if r.OracleNote != "" || len(r.Differences) > 0 {
 		res.Oracle = &reports.Oracle{Note: r.OracleNote}
