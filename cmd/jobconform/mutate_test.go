@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"strconv"
@@ -72,5 +73,84 @@ func TestJudge(t *testing.T) {
 	}
 	if _, _, _, errText = judge(nil); errText != "no scenario ran" {
 		t.Fatalf("nothing ran: %q", errText)
+	}
+}
+
+// Coverage you can check: every "covered" row of docs/coverage.md that names
+// the faults it catches is held to the latest make mutate results kept in
+// docs/mutation.json — each fault a mutant of internal/mutants, caught, and
+// caught by one of the row's own checks (a scenario or invariant it names);
+// a row whose faults only the differential verdict caught says so.
+func TestCoverageRowsCaught(t *testing.T) {
+	data, err := os.ReadFile("../../docs/mutation.json")
+	if err != nil {
+		t.Fatalf("the latest mutate results: %v (copy _artifacts/mutate/mutation.json there after make mutate)", err)
+	}
+	var results []mutant
+	if err := json.Unmarshal(data, &results); err != nil {
+		t.Fatal(err)
+	}
+	byFault := map[string]mutant{}
+	for _, m := range results {
+		byFault[m.Fault] = m
+	}
+	known := map[string]bool{}
+	for _, m := range mutants.All() {
+		known[m.Name] = true
+	}
+	page, err := os.ReadFile("../../docs/coverage.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile("`([a-z0-9-]+)`")
+	rows := 0
+	for _, line := range strings.Split(string(page), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 6 || strings.TrimSpace(cells[2]) != "covered" {
+			continue
+		}
+		_, faults, ok := strings.Cut(cells[4], "faults caught:")
+		if !ok {
+			continue
+		}
+		rows++
+		row, checks := strings.TrimSpace(cells[1]), map[string]bool{}
+		for _, m := range name.FindAllStringSubmatch(cells[3], -1) {
+			checks[m[1]] = true
+		}
+		for _, m := range name.FindAllStringSubmatch(faults, -1) {
+			f := m[1]
+			if !known[f] {
+				t.Errorf("%s: fault %s is no mutant of internal/mutants", row, f)
+				continue
+			}
+			r, ok := byFault[f]
+			switch {
+			case !ok:
+				t.Errorf("%s: fault %s has no result in docs/mutation.json", row, f)
+				continue
+			case !r.Caught:
+				t.Errorf("%s: fault %s was not caught in the latest results", row, f)
+				continue
+			}
+			own, onlyDifferential := false, true
+			for _, b := range r.By {
+				scenario, what, _ := strings.Cut(b, ": ")
+				check, _ := strings.CutPrefix(what, "invariant ")
+				if checks[scenario] || (what != check && checks[check]) {
+					own = true
+					onlyDifferential = onlyDifferential && strings.HasPrefix(what, "differential ")
+				}
+			}
+			switch {
+			case !own:
+				t.Errorf("%s: fault %s was caught by %v, none of them the row's own checks", row, f, r.By)
+			case onlyDifferential && !strings.Contains(cells[4], "differential"):
+				t.Errorf("%s: fault %s was caught by the differential verdict alone; the row must say so", row, f)
+			}
+		}
+	}
+	if rows == 0 {
+		t.Fatal("no covered row names the faults it catches")
 	}
 }

@@ -59,6 +59,40 @@ type Observation struct {
 	// no oracle for that run. Skipped says why it did not run at all.
 	Failed  []string `json:"failed,omitempty"`
 	Skipped string   `json:"skipped,omitempty"`
+	// Scope is "status" for a dispatched Job's run (Dispatched): its status
+	// and conditions are compared, not its pods or events.
+	Scope string `json:"scope,omitempty"`
+}
+
+// Dispatched narrows o to what the user of a dispatcher sees of a Job run
+// as a copy on another cluster: the manager's Job's status and conditions.
+// Its pods are the worker's built-in's, its events the dispatcher's own:
+// neither is compared (Scope says so). For a controller that queues Jobs
+// (Kueue), the suspension it holds a Job in until admission
+// (Suspended=True/JobSuspended, then Suspended=False/JobResumed) is its own
+// contract, not the Job controller's: dropped from the conditions.
+func (o *Observation) Dispatched(queued bool) *Observation {
+	o.Scope, o.Pods, o.Events, o.PerIndex = "status", nil, nil, nil
+	if o.Final["deleted"] != "" {
+		// The manager's last status before the deletion is the mirror's,
+		// a status or two behind the copy's: only the deletion compares.
+		o.Final = map[string]string{"deleted": o.Final["deleted"]}
+	}
+	if !queued {
+		return o
+	}
+	queuing := func(c string) bool { return strings.HasPrefix(c, string(batchv1.JobSuspended)+"=") }
+	o.Conditions = slices.DeleteFunc(o.Conditions, queuing)
+	if cs, ok := o.Final["conditions"]; ok {
+		var kept []string
+		for _, c := range strings.Split(cs, ", ") {
+			if c != "" && !queuing(c) {
+				kept = append(kept, c)
+			}
+		}
+		o.Final["conditions"] = strings.Join(kept, ", ")
+	}
+	return o
 }
 
 // Placeholders of what two runs name differently.
@@ -81,7 +115,7 @@ func Observe(t timeline.Timeline, job, finalizer string) *Observation {
 		switch e.Kind {
 		case "Job":
 			j := e.Job()
-			if j == nil || j.Name != job {
+			if j == nil || e.Name != job { // e.Name: a dispatched Job's copy is recorded as <name>@worker
 				continue
 			}
 			jobUIDs[string(j.UID)] = true
@@ -283,9 +317,15 @@ func Compare(builtin, other *Observation, allowed map[string]string) []Differenc
 		out = append(out, d)
 	}
 	for _, k := range union(builtin.Final, other.Final) {
+		if other.Scope == "status" && other.Final["deleted"] != "" && k != "deleted" {
+			continue // see Dispatched
+		}
 		add("status."+k, orNone(builtin.Final, k), orNone(other.Final, k))
 	}
 	add("conditions", strings.Join(builtin.Conditions, " → "), strings.Join(other.Conditions, " → "))
+	if builtin.Scope == "status" || other.Scope == "status" {
+		return out // a dispatched Job: its pods and events are not the controller's
+	}
 	for _, k := range union(builtin.Events, other.Events) {
 		add("events."+k, strconv.Itoa(builtin.Events[k]), strconv.Itoa(other.Events[k]))
 	}

@@ -178,3 +178,24 @@ func firstKey(m map[string]int) string {
 	}
 	return ""
 }
+
+// A dispatched Job is compared on what its user sees: the manager's status
+// and conditions; a queue's own suspension is not the Job controller's, and
+// a Job deleted mid-run compares on its deletion alone.
+func TestDispatched(t *testing.T) {
+	builtin := &Observation{Final: map[string]string{"succeeded": "1", "conditions": "Complete=True/CompletionsReached"},
+		Conditions: []string{"Complete=True/CompletionsReached"}, Events: map[string]int{"Normal/Completed": 1}, Pods: map[string]int{"shape": 1}}
+	queued := &Observation{Final: map[string]string{"succeeded": "1", "conditions": "Suspended=False/JobResumed, Complete=True/CompletionsReached"},
+		Conditions: []string{"Suspended=True/JobSuspended", "Suspended=False/JobResumed", "Complete=True/CompletionsReached"}}
+	if ds := Compare(builtin, queued.Dispatched(true), nil); len(ds) != 0 {
+		t.Fatalf("a queued, dispatched run: %v", ds)
+	}
+	wrong := &Observation{Final: map[string]string{"succeeded": "0", "conditions": ""}}
+	if ds := Compare(builtin, wrong.Dispatched(false), nil); len(Failing(ds)) != 3 {
+		t.Fatalf("a dispatched run with the wrong status: %v", ds)
+	}
+	deleted := &Observation{Final: map[string]string{"succeeded": "0", "deleted": "yes"}}
+	if ds := Compare(&Observation{Final: map[string]string{"succeeded": "1", "deleted": "yes"}}, deleted.Dispatched(false), nil); len(ds) != 0 {
+		t.Fatalf("a dispatched Job deleted mid-run: %v", ds)
+	}
+}

@@ -59,7 +59,7 @@ func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Cont
 	case o == nil || o.Off || r.Skipped != "" || c.Name == runner.BuiltIn.Name:
 		return
 	case r.Observation == nil:
-		r.OracleNote = "not compared with the built-in: a dispatched Job's pods run on another cluster"
+		r.OracleNote = "not compared with the built-in: nothing was observed"
 		return
 	case !s.ForController(runner.BuiltIn.Name):
 		r.OracleNote = "not compared with the built-in: the scenario is not for the built-in controller"

@@ -346,9 +346,10 @@ func judge(ctx context.Context, r *Result, j judged) {
 	judgingCPU, _ := process.SelfUsage()
 	entries := rec.Entries()
 	r.Invariants = invariants.CheckAll(ictx, entries)
-	if !c.Dispatched {
-		r.Observation = oracle.Observe(entries, JobName, c.Finalizer)
-		r.Observation.Controller, r.Observation.Version, r.Observation.Nodes = c.Name, j.version, o.Nodes
+	r.Observation = oracle.Observe(entries, JobName, c.Finalizer)
+	r.Observation.Controller, r.Observation.Version, r.Observation.Nodes = c.Name, j.version, o.Nodes
+	if c.Dispatched {
+		r.Observation.Dispatched(c.Queues)
 	}
 	if c.Dispatched {
 		var mirror invariants.Result
