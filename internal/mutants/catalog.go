@@ -216,7 +216,7 @@ var catalog = []Mutant{
 			{"sync.go", "c.queue.AddAfter(key, left)", "c.queue.AddAfter(key, left+25*time.Second)"},
 		}},
 	{Name: "completions-off-by-one", Suite: "conformance", Labels: "tracking",
-		Breaks: "completes a NonIndexed Job one success short of its completions, when no pod is active",
+		Breaks: "completes a Job one success short of its completions when no pod is active (between a failure and its replacement)",
 		Edits: []Edit{
 			{"sync.go", "complete = st.succeeded >= *job.Spec.Completions && active == 0", "complete = st.succeeded >= *job.Spec.Completions-1 && active == 0"},
 		}},
