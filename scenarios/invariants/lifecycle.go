@@ -259,7 +259,11 @@ var DeadlineOnTime = Invariant{
 		var due time.Time
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := after.job
-			if done || j == nil {
+			if done {
+				return
+			}
+			if j == nil || j.DeletionTimestamp != nil {
+				done = before.job != nil // deleted: it owes no deadline any more
 				return
 			}
 			if e.Kind == "Job" && before.job != nil && ptr.Deref(before.job.Spec.Suspend, false) && !ptr.Deref(j.Spec.Suspend, false) {

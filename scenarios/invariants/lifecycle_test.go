@@ -462,6 +462,11 @@ func TestDeadlineOnTime(t *testing.T) {
 	b = started()
 	b.wait(30 * time.Second)
 	expectOK(t, DeadlineOnTime, Context{Restarts: []time.Time{b.now.Add(-10 * time.Second)}}, deadline(b))
+	// Deleted before its deadline's turn: it owes none.
+	b = started()
+	b.job.DeletionTimestamp = at(b)
+	b.add("Job", timeline.Modified, b.job.DeepCopy())
+	expectOK(t, DeadlineOnTime, Context{End: b.now.Add(time.Minute)}, b)
 	// Suspended: the deadline does not tick.
 	b = started()
 	b.job.Spec.Suspend = ptr.To(true)
