@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
@@ -32,6 +33,12 @@ var IndexBackoffRespected = Invariant{
 			finish time.Time
 		}
 		last := map[string]failure{} // index → its failed pod with the most failures
+		// The earliest finish any view of a pod gave once it was being
+		// deleted or had failed: a controller that counted it failed at its
+		// deletion (TerminatingOrFailed) read its finish from that view —
+		// upstream's getFinishedTime takes a Ready=False transition before a
+		// deletion, and a pod held unready by a gate has one from its start.
+		finished := map[types.UID]time.Time{}
 		spans := unknownSpans(t)
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := after.job
@@ -55,12 +62,15 @@ var IndexBackoffRespected = Invariant{
 				}
 				return
 			}
+			if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed {
+				finished[p.UID] = earliest(finished[p.UID], finishCandidates(p))
+			}
 			if p.Status.Phase != corev1.PodFailed {
 				return
 			}
-			n := absoluteFailures(p)
-			if f, ok := last[ix]; !ok || n > f.count || (n == f.count && earliest(time.Time{}, finishCandidates(p)).After(f.finish)) {
-				last[ix] = failure{n, earliest(time.Time{}, finishCandidates(p))}
+			n, at := absoluteFailures(p), finished[p.UID]
+			if f, ok := last[ix]; !ok || n > f.count || (n == f.count && at.After(f.finish)) {
+				last[ix] = failure{n, at}
 			}
 		})
 		return out

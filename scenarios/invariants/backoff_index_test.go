@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -48,4 +49,34 @@ func TestIndexBackoffRespected(t *testing.T) {
 	})
 	plain.pod("a0", withIndex("0")).pod("a0", failedAt(plain)).pod("b0", withIndex("0"))
 	expectOK(t, IndexBackoffRespected, Context{}, plain)
+}
+
+// Seen in make run's chaos suite (seeded-soak, 2026-11-28): a pod held
+// unready by a readiness gate since its start was killed, and failed 3s
+// later with its Ready condition rewritten. Counting it failed at its
+// deletion (TerminatingOrFailed), upstream's getFinishedTime reads the
+// Ready=False transition of its start: the index's retry 10s after that,
+// right as the pod failed, is within the backoff's weakest bound.
+func TestIndexBackoffFromTheEarliestView(t *testing.T) {
+	b := newBuilder(func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](1), ptr.To[int32](1)
+		j.Spec.BackoffLimitPerIndex = ptr.To[int32](3)
+	})
+	start := *at(b)
+	b.pod("a0", withIndex("0")).pod("a0", func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: start}}
+	})
+	b.wait(7 * time.Second)
+	b.pod("a0", func(p *corev1.Pod) {
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(b.now.Add(30*time.Second))), ptr.To[int64](30)
+	})
+	b.wait(3 * time.Second)
+	b.pod("a0", func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodFailed
+		p.Status.Conditions[0].LastTransitionTime = *at(b)
+	})
+	b.pod("b0", withIndex("0"))
+	expectOK(t, IndexBackoffRespected, Context{}, b)
 }
