@@ -41,19 +41,9 @@ var ReplacementWaitsUnderFailed = Invariant{
 		byIndex := podsByIndex{} // before's pods by completion index
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			defer byIndex.apply(e)
-			n := live.update(e, before, after) // as of after
-			if e.Kind != "Pod" || e.Type != timeline.Added || before.job == nil || !replacementPolicyFailed(before.job) || during(ctx.PolicyOff, e.Time) {
+			p, n := newPod(e, before, after, &live, live.update(e, before, after))
+			if p == nil || !replacementPolicyFailed(before.job) || during(ctx.PolicyOff, e.Time) {
 				return
-			}
-			p := e.Pod()
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != before.job.UID {
-				return
-			}
-			if _, seen := before.pods[p.UID]; seen {
-				return
-			}
-			if live.accepts(after.pods[p.UID]) {
-				n-- // the live pods before it
 			}
 			if par := ptr.Deref(before.job.Spec.Parallelism, 1); n+1 > par {
 				out = append(out, violation("replacement-waits-under-failed", e, "pod %s created while %d pods were not terminal (parallelism %d)", p.Name, n, par))
@@ -87,19 +77,9 @@ var ActiveWithinParallelism = Invariant{
 		var out []Violation
 		active := ownedCount{pred: func(p *corev1.Pod) bool { return !podTerminal(p) && p.DeletionTimestamp == nil }}
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
-			n := active.update(e, before, after) // as of after
-			if e.Kind != "Pod" || e.Type != timeline.Added || before.job == nil {
+			p, n := newPod(e, before, after, &active, active.update(e, before, after))
+			if p == nil {
 				return
-			}
-			p := e.Pod()
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != before.job.UID {
-				return
-			}
-			if _, seen := before.pods[p.UID]; seen {
-				return
-			}
-			if active.accepts(after.pods[p.UID]) {
-				n-- // the active pods before it
 			}
 			if par := ptr.Deref(before.job.Spec.Parallelism, 1); n+1 > par {
 				out = append(out, violation("active-within-parallelism", e, "pod %s created while %d pods were active (parallelism %d)", p.Name, n, par))
@@ -107,6 +87,26 @@ var ActiveWithinParallelism = Invariant{
 		})
 		return out
 	},
+}
+
+// newPod is the pod e adds that the Job of before controls and the replay
+// had not seen (nil otherwise), and counted — c's count as of after — as it
+// was just before that pod.
+func newPod(e timeline.Entry, before, after *world, c *ownedCount, counted int32) (*corev1.Pod, int32) {
+	if e.Kind != "Pod" || e.Type != timeline.Added || before.job == nil {
+		return nil, counted
+	}
+	p := e.Pod()
+	if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != before.job.UID {
+		return nil, counted
+	}
+	if _, seen := before.pods[p.UID]; seen {
+		return nil, counted
+	}
+	if c.accepts(after.pods[p.UID]) {
+		counted--
+	}
+	return p, counted
 }
 
 // countSettleWindow is how quiet a timeline must stay before status.active
