@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // Every fault has scenarios to run, named by features the catalog knows.
@@ -152,5 +154,40 @@ func TestCoverageRowsCaught(t *testing.T) {
 	}
 	if rows == 0 {
 		t.Fatal("no covered row names the faults it catches")
+	}
+}
+
+// --rejudge reads the kept runs of an earlier mutate and judges them again:
+// a fault whose only failing spec was interrupted is missed, not caught,
+// and a fault without kept runs is an error naming it.
+func TestJudgeKept(t *testing.T) {
+	out := t.TempDir()
+	spec := func(leaf string, state types.SpecState, failures ...string) types.SpecReport {
+		res, _ := json.Marshal(reports.Result{Scenario: leaf, Controller: "reference", Failures: failures})
+		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[reference] " + leaf, State: state,
+			ReportEntries: types.ReportEntries{{Name: reports.EntryResult, Value: types.WrapEntryValue(string(res))}}}
+	}
+	keep := func(fault string, specs ...types.SpecReport) {
+		dir := filepath.Join(out, fault)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal([]types.Report{{SuiteDescription: "jobconform conformance", SpecReports: specs}})
+		if err := os.WriteFile(filepath.Join(dir, "report-conformance.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := mutants.All()
+	keep(all[0].Name, spec("a", types.SpecStateFailed, "step 1 (await active=1): not reached"), spec("b", types.SpecStatePassed))
+	keep(all[1].Name, spec("a", types.SpecStateInterrupted, "step 1 (await active=1): not reached"), spec("b", types.SpecStatePassed))
+	results, err := judgeKept(out, all[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !results[0].Caught || len(results[0].By) != 1 || results[1].Caught {
+		t.Fatalf("judged: %+v", results)
+	}
+	if _, err := judgeKept(out, all[:3]); err == nil || !strings.Contains(err.Error(), all[2].Name) {
+		t.Fatalf("a fault without kept runs: %v", err)
 	}
 }
