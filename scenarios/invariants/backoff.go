@@ -57,6 +57,7 @@ var BackoffRespected = Invariant{
 		var spec *batchv1.JobSpec
 		unbounded := false // rescaled, suspended or per-index: no lower bound from here on
 		unboundedWhy := ""
+		unknownPod := "" // the first pod left unjudged by an unknown stretch: one note, not one per pod
 		spans := unknownSpans(t)
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := after.job
@@ -91,7 +92,10 @@ var BackoffRespected = Invariant{
 				case restartedBefore(ctx, e.Time):
 					ctx.skip("pods created after a restart of the controller: its backoff record starts empty")
 				case overlapsUnknownTime(spans, firstFinish(outcomes, e.Time), e.Time):
-					ctx.skip("pod %s: its predecessors' failures fall in a stretch the recording does not know", p.Name)
+					if unknownPod == "" {
+						unknownPod = p.Name
+					}
+					ctx.skip("pods whose predecessors' failures fall in a stretch the recording does not know (the first: %s)", unknownPod)
 				}
 				if !unbounded && !restartedBefore(ctx, e.Time) && !overlapsUnknownTime(spans, firstFinish(outcomes, e.Time), e.Time) {
 					if lb, n, ok := backoffBound(p, created, lastOfIndex, outcomes, at, ptr.Deref(j.Spec.Parallelism, 1)); ok && e.Time.Before(lb.Add(-backoffEarlyTolerance)) {

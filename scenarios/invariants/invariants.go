@@ -278,6 +278,7 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 	// known: no verdict there (RestartGrace-style lags are each check's own).
 	var unjudged []string
 	ctx.unjudged = &unjudged
+	inGaps, firstInGap := 0, Violation{}
 	for _, in := range incarnations(ctx, t) {
 		in.ctx.unjudged = &unjudged
 		for _, v := range inv.Check(in.ctx, in.t) {
@@ -285,8 +286,17 @@ func (inv Invariant) Evaluate(ctx Context, t timeline.Timeline) Result {
 				r.Violations = append(r.Violations, v)
 				continue
 			}
-			ctx.skip("a breach at %s fell in a break of the recording, where the order of changes is not known: not judged (%s)", v.Time.Format("15:04:05.000"), v.Message)
+			if inGaps++; inGaps == 1 {
+				firstInGap = v
+			}
 		}
+	}
+	// One note for them all: a big Job's relist can hold thousands.
+	switch {
+	case inGaps == 1:
+		ctx.skip("a breach at %s fell in a break of the recording, where the order of changes is not known: not judged (%s)", firstInGap.Time.Format("15:04:05.000"), firstInGap.Message)
+	case inGaps > 1:
+		ctx.skip("%d breaches fell in breaks of the recording, where the order of changes is not known: not judged (the first at %s: %s)", inGaps, firstInGap.Time.Format("15:04:05.000"), firstInGap.Message)
 	}
 	r.Unjudged = unjudged
 	bug, ok := bugs.OfApiserver(inv.KnownBugs, ctx.Version)

@@ -571,6 +571,12 @@ func TestUnjudgedSaid(t *testing.T) {
 	if len(r.Violations) != 0 || len(r.Unjudged) != 1 || !strings.Contains(r.Unjudged[0], "fell in a break of the recording") {
 		t.Fatalf("a breach in a gap: %+v", r)
 	}
+	two := newBuilder().pod("a", running).pod("b", nil).pod("c", nil)
+	many := timeline.Span{From: two.tl[1].Time.Add(-time.Millisecond), To: two.now.Add(time.Second)}
+	r = ActiveWithinParallelism.Evaluate(Context{Job: "j", Gaps: []timeline.Span{many}}, two.tl)
+	if len(r.Violations) != 0 || len(r.Unjudged) != 1 || !strings.Contains(r.Unjudged[0], "2 breaches fell in breaks") {
+		t.Fatalf("two breaches in a gap, one note: %+v", r)
+	}
 	r = Ledger.Evaluate(Context{Job: "j", Finalizer: fin, Gaps: []timeline.Span{gap}}, b.tl)
 	if len(r.Unjudged) != 1 || !strings.Contains(r.Unjudged[0], "the whole ledger: the recording broke") {
 		t.Fatalf("the ledger across a gap: %+v", r)
