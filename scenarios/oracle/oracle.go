@@ -70,14 +70,10 @@ type Observation struct {
 // neither is compared (Scope says so). For a controller that queues Jobs
 // (Kueue), the suspension it holds a Job in until admission
 // (Suspended=True/JobSuspended, then Suspended=False/JobResumed) is its own
-// contract, not the Job controller's: dropped from the conditions.
+// contract, not the Job controller's: dropped from the conditions. A Job
+// deleted mid-run compares on its deletion alone (Compare).
 func (o *Observation) Dispatched(queued bool) *Observation {
 	o.Scope, o.Pods, o.Events, o.PerIndex = "status", nil, nil, nil
-	if o.Final["deleted"] != "" {
-		// The manager's last status before the deletion is the mirror's,
-		// a status or two behind the copy's: only the deletion compares.
-		o.Final = map[string]string{"deleted": o.Final["deleted"]}
-	}
 	if !queued {
 		return o
 	}
@@ -318,7 +314,10 @@ func Compare(builtin, other *Observation, allowed map[string]string) []Differenc
 	}
 	for _, k := range union(builtin.Final, other.Final) {
 		if other.Scope == "status" && other.Final["deleted"] != "" && k != "deleted" {
-			continue // see Dispatched
+			// A dispatched Job deleted mid-run: the manager's last status
+			// before the deletion is the mirror's, a status or two behind
+			// the copy's; only the deletion compares.
+			continue
 		}
 		add("status."+k, orNone(builtin.Final, k), orNone(other.Final, k))
 	}
