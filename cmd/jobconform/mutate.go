@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -42,6 +43,7 @@ func mutate(ctx context.Context, args []string) error {
 	only := fs.String("faults", "", "comma-separated faults to run (default: every mutant of internal/mutants)")
 	rejudge := fs.Bool("rejudge", false, "run nothing: judge again the runs an earlier mutate kept in --out, and write its results anew")
 	all := fs.Bool("all-specs", false, "run every spec of each fault, not only up to its first catch (slower; names every check that catches it)")
+	focus := fs.String("focus", "", "run only the faults' specs whose text matches this regular expression (as run's --focus), to prove a coverage row's own checks; the catches are added to those kept in --out")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,14 +70,14 @@ func mutate(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	s := mutateSettings{version: *version, procs: *procs, failFast: !*all}
-	oracleFrom := builtinOracle(ctx, faults, s, filepath.Join(*out, "builtin"))
+	s := mutateSettings{version: *version, procs: *procs, failFast: !*all, focus: *focus}
+	oracleFrom := builtinOracle(ctx, faults, s, filepath.Join(*out, s.subdir("builtin")))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	var results []mutant
 	for i, f := range faults {
-		m := runMutant(ctx, f, s, oracleFrom, filepath.Join(*out, f.Name))
+		m := runMutant(ctx, f, s, oracleFrom, filepath.Join(*out, s.subdir(f.Name)))
 		if ctx.Err() != nil {
 			// Interrupted: its specs failed by being stopped, which is no catch.
 			fmt.Fprintf(os.Stderr, "[%d/%d] %s: interrupted, no verdict\n", i+1, len(faults), f.Name)
@@ -91,11 +93,66 @@ func mutate(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "[%d/%d] %s (%s, %d specs, %.0fs): %s\n", i+1, len(faults), f.Name, m.Labels, m.Specs, m.Seconds, verdict)
 	}
+	if *focus != "" {
+		// A focused run proves a part: it adds to what --out holds.
+		results, faults = withKept(*out, faults, results)
+	}
 	return writeMutationResults(*out, faults, results, *version)
+}
+
+// withKept adds the results kept in out's mutation.json to a focused run's:
+// a fault run both ways is caught by the union of its catches.
+func withKept(out string, faults []mutants.Mutant, results []mutant) ([]mutant, []mutants.Mutant) {
+	data, err := os.ReadFile(filepath.Join(out, "mutation.json"))
+	if err != nil {
+		return results, faults
+	}
+	var kept []mutant
+	if json.Unmarshal(data, &kept) != nil {
+		return results, faults
+	}
+	byFault := map[string]*mutant{}
+	for i := range results {
+		byFault[results[i].Fault] = &results[i]
+	}
+	var merged []mutant
+	for _, k := range kept {
+		m, ok := byFault[k.Fault]
+		if !ok {
+			merged = append(merged, k)
+			if f, err := mutants.Lookup(k.Fault); err == nil {
+				faults = append(faults, f)
+			}
+			continue
+		}
+		*m = union(k, *m)
+	}
+	return append(merged, results...), faults
+}
+
+// union is one fault's outcome over two runs of it.
+func union(a, b mutant) mutant {
+	out := b
+	out.Caught = a.Caught || b.Caught
+	out.Specs = a.Specs + b.Specs
+	out.Seconds = a.Seconds + b.Seconds
+	out.By = slices.Clone(a.By)
+	for _, x := range b.By {
+		if !slices.Contains(out.By, x) {
+			out.By = append(out.By, x)
+		}
+	}
+	if out.Caught {
+		out.Error = ""
+	} else if out.Error == "" {
+		out.Error = a.Error
+	}
+	return out
 }
 
 // judgeKept judges again each fault's runs kept in out by an earlier
 // mutate (its time taken from that run's mutation.json, when there).
+// A fault's focused runs (--focus) are judged with its full run: a union.
 func judgeKept(out string, faults []mutants.Mutant) ([]mutant, error) {
 	seconds := map[string]float64{}
 	if data, err := os.ReadFile(filepath.Join(out, "mutation.json")); err == nil {
@@ -109,11 +166,25 @@ func judgeKept(out string, faults []mutants.Mutant) ([]mutant, error) {
 	var results []mutant
 	for _, f := range faults {
 		m := mutant{Fault: f.Name, Breaks: f.Breaks, Labels: f.Labels, Seconds: seconds[f.Name]}
-		runs, err := ginkgoreport.Load(filepath.Join(out, f.Name, "report-"+f.Suite+".json"))
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--rejudge: no kept run of %s in %s (%v): run it, or name the faults kept with --faults", f.Name, out, err)}
+		paths, _ := filepath.Glob(filepath.Join(out, f.Name, "focus-*", "report-"+f.Suite+".json"))
+		full := filepath.Join(out, f.Name, "report-"+f.Suite+".json")
+		if _, err := os.Stat(full); err == nil || len(paths) == 0 {
+			paths = append([]string{full}, paths...)
 		}
-		m.Caught, m.By, m.Specs, m.Error = judge(runs)
+		for i, path := range paths {
+			runs, err := ginkgoreport.Load(path)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("--rejudge: no kept run of %s in %s (%v): run it, or name the faults kept with --faults", f.Name, out, err)}
+			}
+			var r mutant
+			r.Caught, r.By, r.Specs, r.Error = judge(runs)
+			if i == 0 {
+				m.Caught, m.By, m.Specs, m.Error = r.Caught, r.By, r.Specs, r.Error
+				continue
+			}
+			r.Fault, r.Breaks, r.Labels, r.Seconds = m.Fault, m.Breaks, m.Labels, m.Seconds
+			m = union(m, r)
+		}
 		results = append(results, m)
 	}
 	return results, nil
@@ -197,12 +268,23 @@ type mutateSettings struct {
 	version  string
 	procs    int
 	failFast bool
+	focus    string // "" or --focus
+}
+
+// subdir is where a fault's (or the oracle's) run is kept: a focused run
+// beside the full one, under a name of its focus.
+func (s mutateSettings) subdir(name string) string {
+	if s.focus == "" {
+		return name
+	}
+	return filepath.Join(name, fmt.Sprintf("focus-%08x", crc32.ChecksumIEEE([]byte(s.focus))))
 }
 
 func (s mutateSettings) options(suite, labels, dir string) options.Options {
 	o := options.Defaults()
 	o.Run.Versions, o.Run.Suites, o.Run.LabelFilter = []string{s.version}, []string{suite}, labels
 	o.Run.Procs, o.Run.Artifacts, o.Run.Timeout, o.Run.FailFast = s.procs, dir, 30*time.Minute, s.failFast
+	o.Run.Focus = s.focus
 	return o
 }
 
@@ -291,11 +373,17 @@ func judge(runs []reports.Run) (caught bool, by []string, specs int, harnessErr 
 				continue
 			}
 			caught = true
-			what, _, _ := strings.Cut(f, ":")
-			if len(r.Violations) > 0 {
-				what = "invariant " + r.Violations[0].Invariant
+			if len(r.Violations) == 0 {
+				what, _, _ := strings.Cut(f, ":")
+				by = append(by, r.Scenario+": "+what)
+				break
 			}
-			by = append(by, r.Scenario+": "+what)
+			// Every invariant it broke: a coverage row may cite any.
+			for _, v := range r.Violations {
+				if c := r.Scenario + ": invariant " + v.Invariant; !slices.Contains(by, c) {
+					by = append(by, c)
+				}
+			}
 			break
 		}
 	}

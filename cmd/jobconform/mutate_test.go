@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -169,6 +170,9 @@ func TestJudgeKept(t *testing.T) {
 	}
 	keep := func(fault string, specs ...types.SpecReport) {
 		dir := filepath.Join(out, fault)
+		if s := (mutateSettings{focus: "x$"}); strings.HasSuffix(fault, "+focused") {
+			dir = filepath.Join(out, s.subdir(strings.TrimSuffix(fault, "+focused")))
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -189,5 +193,18 @@ func TestJudgeKept(t *testing.T) {
 	}
 	if _, err := judgeKept(out, all[:3]); err == nil || !strings.Contains(err.Error(), all[2].Name) {
 		t.Fatalf("a fault without kept runs: %v", err)
+	}
+	// A focused run (--focus) adds its catches to the full run's.
+	keep(all[0].Name+"+focused", spec("x", types.SpecStateFailed, "step 0 (await failed=1): not reached"))
+	keep(all[1].Name+"+focused", spec("x", types.SpecStatePassed))
+	results, err = judgeKept(out, all[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a: step 1 (await active=1)", "x: step 0 (await failed=1)"}; !slices.Equal(results[0].By, want) || results[0].Specs != 3 {
+		t.Fatalf("a fault run in full and focused: %+v, want caught by %q over 3 specs", results[0], want)
+	}
+	if results[1].Caught || results[1].Specs != 2 {
+		t.Fatalf("a fault missed in both runs: %+v", results[1])
 	}
 }

@@ -378,6 +378,44 @@ var catalog = []Mutant{
 			{"pod_failure_policy.go", "func matchFailurePolicy(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {\n",
 				"func matchFailurePolicy(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {\n\tif pod.DeletionTimestamp != nil {\n\t\tpolicy = nil\n\t}\n"},
 		}},
+	// The mutants below prove coverage rows that no fault above is caught
+	// by (docs/coverage.md, "faults caught").
+	{Name: "complete-without-criteria", Suite: "conformance", Labels: "terminalConditions",
+		Breaks: "skips the interim SuccessCriteriaMet condition and writes Complete alone once the pods are gone",
+		Edits: []Edit{
+			{"tracking_utils.go", "if condition(job, batchv1.JobSuccessCriteriaMet) == nil {", "if false {"},
+		}},
+	{Name: "failindex-as-count", Suite: "conformance", Labels: "podFailurePolicy && backoffPerIndex",
+		Breaks: "reads a pod failure policy's FailIndex action as Count: the index is retried up to backoffLimitPerIndex",
+		Edits: []Edit{
+			{"indexed_job_utils.go", "if action != nil && *action == batchv1.PodFailurePolicyActionFailIndex {\n\t\t\treturn true", "if action != nil && *action == batchv1.PodFailurePolicyActionFailIndex {\n\t\t\tcount = true"},
+		}},
+	{Name: "max-failed-indexes-at-end", Suite: "conformance", Labels: "backoffPerIndex",
+		Breaks: "checks maxFailedIndexes only once every index has finished, not as soon as one index too many has failed",
+		Edits: []Edit{
+			{"sync.go", "if job.Spec.MaxFailedIndexes != nil && failed > int(*job.Spec.MaxFailedIndexes) {",
+				"if job.Spec.MaxFailedIndexes != nil && failed > int(*job.Spec.MaxFailedIndexes) && failed+len(st.succeededIndexes) >= completions {"},
+		}},
+	{Name: "suspend-keeps-pods", Suite: "conformance", Labels: "suspend",
+		Breaks: "on suspension stops creating pods but leaves the running ones running",
+		Edits: []Edit{
+			{"sync.go", "ready, n, err := c.deletePods(ctx, key, job, st.active, true)", "ready, n, err := int32(0), int32(0), error(nil)"},
+		}},
+	{Name: "suspend-once-started", Suite: "conformance", Labels: "suspend",
+		Breaks: "honours spec.suspend only for a Job that has started: a Job created suspended gets its pods",
+		Edits: []Edit{
+			{"sync.go", "\tif suspended(job) {\n\t\t// Pods a suspension removes", "\tif suspended(job) && job.Status.StartTime != nil {\n\t\t// Pods a suspension removes"},
+		}},
+	{Name: "onfailure-restarts-uncounted", Suite: "conformance", Labels: "backoff",
+		Breaks: "counts no container restarts under restartPolicy OnFailure: a pod that keeps failing in place never fails the Job",
+		Edits: []Edit{
+			{"sync.go", "case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, st.pods):", "case st.failed > *job.Spec.BackoffLimit:"},
+		}},
+	{Name: "no-orphan-release-on-start", Suite: "chaos", Labels: "deletion",
+		Breaks: "releases a deleted Job's pods only when it sees them change: a pod listed at start, its Job deleted while the controller was down, keeps the finalizer",
+		Edits: []Edit{
+			{"controller.go", "\t}\n\tc.releaseOrphan(pod)\n}", "\t}\n}"},
+		}},
 }
 
 // staleTemplate is the stale-template mutant's memory of each Job's first
