@@ -74,14 +74,7 @@ var MetricsAgree = Invariant{
 		if last.Kind == "" {
 			return nil
 		}
-		got := map[string]float64{}
-		for k, v := range ctx.Metrics.After {
-			if judged(k) {
-				if d := v - ctx.Metrics.Before[k]; d != 0 {
-					got[k] = d
-				}
-			}
-		}
+		got := ctx.Metrics.Rises()
 		var out []Violation
 		for _, k := range slices.Sorted(maps.Keys(joinKeys(want, got))) {
 			if got[k] != want[k] {
@@ -90,6 +83,20 @@ var MetricsAgree = Invariant{
 		}
 		return out
 	},
+}
+
+// Rises is how much each series of the judged counters rose over the run
+// (the series that did not rise left out).
+func (m *MetricSamples) Rises() map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m.After {
+		if judged(k) {
+			if d := v - m.Before[k]; d != 0 {
+				out[k] = d
+			}
+		}
+	}
+	return out
 }
 
 func judged(key string) bool {

@@ -55,6 +55,10 @@ type Observation struct {
 	Events map[string]int `json:"events"`
 	// PerIndex counts the pods created per completion index (Indexed Jobs).
 	PerIndex map[string]int `json:"perIndex,omitempty"`
+	// Counters is how much each series of the Job controller's counters
+	// rose over the run, where the run read them (the serial scenarios
+	// that judge metrics; nil elsewhere: other Jobs' counts mix in).
+	Counters map[string]float64 `json:"counters"` // no omitempty: {} (read, none rose) is not null (not read)
 	// Failed lists the run's broken promises: an oracle that broke one is
 	// no oracle for that run. Skipped says why it did not run at all.
 	Failed  []string `json:"failed,omitempty"`
@@ -330,6 +334,11 @@ func Compare(builtin, other *Observation, allowed map[string]string) []Differenc
 	}
 	for _, k := range union(builtin.PerIndex, other.PerIndex) {
 		add("pods.index "+k, strconv.Itoa(builtin.PerIndex[k]), strconv.Itoa(other.PerIndex[k]))
+	}
+	if builtin.Counters != nil && other.Counters != nil {
+		for _, k := range union(builtin.Counters, other.Counters) {
+			add("counters."+k, strconv.FormatFloat(builtin.Counters[k], 'f', -1, 64), strconv.FormatFloat(other.Counters[k], 'f', -1, 64))
+		}
 	}
 	add("pods.created", strconv.Itoa(total(builtin.Pods)), strconv.Itoa(total(other.Pods)))
 	for _, d := range shapeDiffs(builtin.Pods, other.Pods) {

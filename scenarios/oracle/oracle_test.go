@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,27 @@ func TestDispatched(t *testing.T) {
 	deleted := &Observation{Final: map[string]string{"succeeded": "0", "deleted": "yes"}}
 	if ds := Compare(&Observation{Final: map[string]string{"succeeded": "1", "deleted": "yes"}}, deleted.Dispatched(false), nil); len(ds) != 0 {
 		t.Fatalf("a dispatched Job deleted mid-run: %v", ds)
+	}
+}
+
+// Counters are compared where both runs read them: a rise one controller
+// made and the other did not is a difference; a run that read none (a
+// parallel scenario, a controller without /metrics) compares nothing, and
+// "read, none rose" survives being kept on disk.
+func TestCounters(t *testing.T) {
+	series := `job_controller_jobs_finished_total{completion_mode="NonIndexed",reason="",result="succeeded"}`
+	builtin := &Observation{Counters: map[string]float64{series: 1}}
+	none := &Observation{Counters: map[string]float64{}}
+	ds := Compare(builtin, none, nil)
+	if len(Failing(ds)) != 1 || ds[0].Field != "counters."+series || ds[0].BuiltIn != "1" || ds[0].Other != "0" {
+		t.Fatalf("a counter that did not rise: %v", ds)
+	}
+	if ds := Compare(builtin, &Observation{}, nil); len(ds) != 0 {
+		t.Fatalf("a run that read no counters: %v", ds)
+	}
+	data, _ := json.Marshal(none)
+	var back Observation
+	if err := json.Unmarshal(data, &back); err != nil || back.Counters == nil {
+		t.Fatalf("read, none rose, kept as %s: %v", data, back.Counters)
 	}
 }

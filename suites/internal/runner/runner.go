@@ -348,6 +348,9 @@ func judge(ctx context.Context, r *Result, j judged) {
 	r.Invariants = invariants.CheckAll(ictx, entries)
 	r.Observation = oracle.Observe(entries, JobName, c.Finalizer)
 	r.Observation.Controller, r.Observation.Version, r.Observation.Nodes = c.Name, j.version, o.Nodes
+	if ictx.Metrics != nil {
+		r.Observation.Counters = ictx.Metrics.Rises()
+	}
 	if c.Dispatched {
 		r.Observation.Dispatched(c.Queues)
 	}
