@@ -100,6 +100,9 @@ type PodBehavior struct {
 	// Run is how long the container runs ("forever" or empty: until stopped).
 	Run      string `json:"run,omitempty"`
 	ExitCode int32  `json:"exitCode,omitempty"`
+	// Failures: only the container's first Failures runs in a pod exit
+	// with ExitCode, later ones (restarts in place, OnFailure) exit 0.
+	Failures int32 `json:"failures,omitempty"`
 	SIGTERM  *struct {
 		Delay    Duration `json:"delay"`
 		ExitCode *int32   `json:"exitCode,omitempty"`
@@ -121,6 +124,7 @@ func (p PodBehavior) Behavior() (pods.Behavior, error) {
 	} else if p.ExitCode != 0 {
 		return b, fmt.Errorf("exitCode %d needs a finite run", p.ExitCode)
 	}
+	b.Failures = p.Failures
 	if p.SIGTERM != nil {
 		code := int32(pods.DefaultSIGTERMExitCode)
 		if p.SIGTERM.ExitCode != nil {

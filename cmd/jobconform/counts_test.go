@@ -6,32 +6,48 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 )
 
 // The counts the README states are claims: they follow the code.
 func TestREADMECounts(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	set, err := catalog.Assemble(true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for what, want := range map[string]int{
+	claims(t, "README.md", map[string]int{
 		`(\d+) invariants are checked`:                        len(invariants.All),
 		"`scenarios/catalog/conformance/\\*.yaml`, (\\d+) of": len(set.Conformance),
 		"`scenarios/catalog/chaos/\\*.yaml`,\\s+(\\d+) more":  len(set.Chaos),
-	} {
+		`the checks catch (\d+) realistic`:                    len(mutants.All()),
+	})
+	claims(t, "docs/architecture.md", map[string]int{
+		"`conformance/\\*.yaml` \\((\\d+)\\)":      len(set.Conformance),
+		"`chaos/\\*.yaml` \\((\\d+)\\)":            len(set.Chaos),
+		`on purpose, from outside its code: (\d+)`: len(mutants.All()),
+	})
+	claims(t, "docs/mutation.md", map[string]int{
+		`(\d+) realistic mistakes`: len(mutants.All()),
+	})
+}
+
+// claims checks that each pattern's first group in the file says its count.
+func claims(t *testing.T, file string, counts map[string]int) {
+	t.Helper()
+	data, err := os.ReadFile("../../" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, want := range counts {
 		m := regexp.MustCompile(what).FindSubmatch(data)
 		if m == nil {
-			t.Errorf("README.md no longer says %q", what)
+			t.Errorf("%s no longer says %q", file, what)
 			continue
 		}
 		if got := string(m[1]); got != strconv.Itoa(want) {
-			t.Errorf("README.md says %s for %q; the code has %d", got, what, want)
+			t.Errorf("%s says %s for %q; the code has %d", file, got, what, want)
 		}
 	}
 }

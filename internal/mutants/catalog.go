@@ -411,6 +411,22 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, st.pods):", "case st.failed > *job.Spec.BackoffLimit:"},
 		}},
+	{Name: "onfailure-restarts-off-by-one", Suite: "conformance", Labels: "backoff",
+		Breaks: "fails an OnFailure Job one container restart before backoffLimit",
+		Edits: []Edit{
+			{"sync.go", "return restarts >= *job.Spec.BackoffLimit", "return restarts >= *job.Spec.BackoffLimit-1"},
+		}},
+	{Name: "no-adoption", Suite: "conformance", Labels: "adoption",
+		Breaks: "never adopts an orphan pod that matches a Job's selector",
+		Edits: []Edit{
+			{"pods.go", "\t\tif metav1.GetControllerOf(p) != nil || p.DeletionTimestamp != nil {\n\t\t\tcontinue", "\t\tif true {\n\t\t\tcontinue"},
+		}},
+	{Name: "orphans-wait-for-sync", Suite: "conformance", Labels: "adoption",
+		Breaks: "queues no Job when an orphan pod appears or comes to match: the orphan waits for the Job's next sync for another reason",
+		Edits: []Edit{
+			{"controller.go", "if metav1.GetControllerOf(pod) == nil {\n\t\tfor _, j := range c.jobsSelecting(pod) {", "if false {\n\t\tfor _, j := range c.jobsSelecting(pod) {"},
+			{"controller.go", "if curRef == nil {\n\t\tfor _, j := range c.jobsSelecting(curPod) {", "if false {\n\t\tfor _, j := range c.jobsSelecting(curPod) {"},
+		}},
 	{Name: "no-orphan-release-on-start", Suite: "chaos", Labels: "deletion",
 		Breaks: "releases a deleted Job's pods only when it sees them change: a pod listed at start, its Job deleted while the controller was down, keeps the finalizer",
 		Edits: []Edit{

@@ -28,7 +28,12 @@ const (
 	AnnSIGTERMSeconds  = Prefix + "sigterm-seconds"     // time the SIGTERM trap needs
 	AnnSIGTERMExitCode = Prefix + "sigterm-exit-code"   // exit code the trap ends with
 	AnnReadyAfter      = Prefix + "ready-after-seconds" // ContainersReady after this long
+	AnnFailures        = Prefix + "failures"            // runs that exit with exit-code before the rest exit 0
 )
+
+// StateVolume is the emptyDir where a real container counts its runs
+// (Behavior.Failures): a container restarted in place keeps its pod's volumes.
+const StateVolume = "jobconform-state"
 
 // CompletionIndexAnnotation is set by Job controllers on pods of Indexed Jobs.
 const CompletionIndexAnnotation = "batch.kubernetes.io/job-completion-index"
@@ -46,6 +51,10 @@ type Behavior struct {
 	Run *time.Duration
 	// ExitCode is the code it exits with after Run.
 	ExitCode int32
+	// Failures, when above 0, limits ExitCode to the container's first
+	// Failures runs in its pod: later runs (restarts in place under
+	// restartPolicy OnFailure) exit 0. 0: every run exits with ExitCode.
+	Failures int32
 	// SIGTERMDelay is how long the SIGTERM trap needs before exiting. When the
 	// pod's grace period runs out first, the container is killed (exit 137).
 	SIGTERMDelay time.Duration
@@ -119,6 +128,9 @@ func (b Behavior) Validate() error {
 		if x.SIGTERMDelay < 0 || x.ReadyAfter < 0 {
 			return fmt.Errorf("%sdurations must not be negative", where)
 		}
+		if x.Failures < 0 || (x.Failures > 0 && (x.Run == nil || x.ExitCode == 0)) {
+			return fmt.Errorf("%sfailures %d needs a finite run that exits non-zero", where, x.Failures)
+		}
 		for _, c := range []int32{x.ExitCode, x.sigtermExit()} {
 			if c < 0 || c > 255 {
 				return fmt.Errorf("%sexit code %d is outside 0..255", where, c)
@@ -150,6 +162,9 @@ func (b Behavior) annotations(suffix string, into map[string]string) {
 	into[AnnSIGTERMSeconds+suffix] = seconds(b.SIGTERMDelay)
 	into[AnnSIGTERMExitCode+suffix] = strconv.Itoa(int(b.sigtermExit()))
 	into[AnnReadyAfter+suffix] = seconds(b.ReadyAfter)
+	if b.Failures > 0 {
+		into[AnnFailures+suffix] = strconv.Itoa(int(b.Failures))
+	}
 }
 
 // Annotations is what the kwok stages read.
@@ -187,12 +202,29 @@ func (b Behavior) Apply(tmpl *corev1.PodTemplateSpec) {
 		c.Image = Image
 	}
 	c.Command = []string{"sh", "-c", b.Script()}
+	if b.countsRuns() {
+		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: StateVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: StateVolume, MountPath: "/jobconform"})
+	}
 	if b.needsProbe() {
 		c.ReadinessProbe = &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/ready"}}},
 			PeriodSeconds: 1,
 		}
 	}
+}
+
+// countsRuns: some pod must count its container's runs (Failures).
+func (b Behavior) countsRuns() bool {
+	if b.Failures > 0 {
+		return true
+	}
+	for _, o := range b.ByIndex {
+		if o.Failures > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (b Behavior) needsProbe() bool {
@@ -216,8 +248,8 @@ func (b Behavior) Script() string {
 		if x.Run != nil {
 			run = seconds(*x.Run)
 		}
-		return fmt.Sprintf("run=%s; code=%d; tdelay=%s; tcode=%d; ready=%s",
-			shellWord(run), x.ExitCode, seconds(x.SIGTERMDelay), x.sigtermExit(), seconds(x.ReadyAfter))
+		return fmt.Sprintf("run=%s; code=%d; fails=%d; tdelay=%s; tcode=%d; ready=%s",
+			shellWord(run), x.ExitCode, x.Failures, seconds(x.SIGTERMDelay), x.sigtermExit(), seconds(x.ReadyAfter))
 	}
 	var s strings.Builder
 	s.WriteString(vars(b) + "\n")
@@ -232,6 +264,12 @@ func (b Behavior) Script() string {
 			fmt.Fprintf(&s, "%d) %s;;\n", i, vars(b.ByIndex[i]))
 		}
 		s.WriteString("esac\n")
+	}
+	if b.countsRuns() {
+		// The n-th run of the container in this pod (the volume outlives
+		// restarts in place): runs past the failures exit 0.
+		s.WriteString(`if [ "$fails" -gt 0 ]; then n=$(cat /jobconform/runs 2>/dev/null || echo 0); echo $((n + 1)) > /jobconform/runs; if [ "$n" -ge "$fails" ]; then code=0; fi; fi
+`)
 	}
 	s.WriteString(`trap 'sleep "$tdelay"; exit "$tcode"' TERM
 if [ "$ready" = 0 ]; then touch /tmp/ready; else (sleep "$ready"; touch /tmp/ready) & fi

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,6 +38,7 @@ func runScript(t *testing.T, sh []string, b Behavior, index string, sigAfter tim
 	dir := t.TempDir()
 	script := b.Script()
 	script = strings.ReplaceAll(script, "/tmp/ready", filepath.Join(dir, "ready"))
+	script = strings.ReplaceAll(script, "/jobconform/", dir+"/")
 	cmd := exec.Command(sh[0], append(sh[1:], "-c", script)...)
 	cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+index)
 	// In a container the script's background sleeps die with PID 1; here its
@@ -97,6 +99,41 @@ func TestScriptIndexOverride(t *testing.T) {
 		if code, _ := runScript(t, sh, b, "0", 0); code != 0 {
 			t.Errorf("%v: index 0 exit %d, want 0", sh, code)
 		}
+	}
+}
+
+// A container that fails its first runs: restarted in place (the state
+// volume kept: here the same dir), its later runs exit 0.
+func TestScriptFailuresThenSuccess(t *testing.T) {
+	b := Fail(3)
+	b.Failures = 2
+	for _, sh := range shells(t) {
+		dir := t.TempDir()
+		var codes []int
+		for range 3 {
+			script := strings.ReplaceAll(b.Script(), "/jobconform/", dir+"/")
+			script = strings.ReplaceAll(script, "/tmp/ready", filepath.Join(dir, "ready"))
+			err := exec.Command(sh[0], append(sh[1:], "-c", script)...).Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			codes = append(codes, code)
+		}
+		if want := []int{3, 3, 0}; !slices.Equal(codes, want) {
+			t.Errorf("%v: runs exited %v, want %v", sh, codes, want)
+		}
+	}
+	tmpl := corev1.PodTemplateSpec{}
+	b.Apply(&tmpl)
+	if len(tmpl.Spec.Volumes) != 1 || len(tmpl.Spec.Containers[0].VolumeMounts) != 1 || tmpl.Annotations[AnnFailures] != "2" {
+		t.Errorf("a pod that counts its runs: volumes %v, mounts %v, annotations %v", tmpl.Spec.Volumes, tmpl.Spec.Containers[0].VolumeMounts, tmpl.Annotations)
+	}
+	if err := RunForever().ForIndex(0, Behavior{Failures: 1}).Validate(); err == nil {
+		t.Error("failures without a run that exits non-zero accepted")
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 //     first restart at once, the n-th after the kubelet's crash-loop back-off of
 //     10s·2^(n-2), at most 300s (its flowcontrol.Backoff has no entry before the
 //     first failure; a real kubelet was seen restarting at once, and
-//     kuberuntime's doBackOff reads so in v1.37.1);
+//     kuberuntime's doBackOff reads so in v1.37.1); with failures=N only the
+//     first N runs exit with exit-code, later ones exit 0;
 //   - a forced deletion (grace 0): nothing more is written; the pod object
 //     goes when its finalizers do (a real kubelet wrote no status to a pod
 //     force-deleted under the Job's tracking finalizer: make fidelity);
@@ -159,6 +160,8 @@ conditions:
 `, `true`, `  restartCount: {{ dig "restartCount" 0 (index $.status.containerStatuses $i) }}
 `))},
 	{name: "jobconform-pod-exit", state: "exit", delay: `until(runends)`, body: statusTemplate(tplAnn + `{{ $prev := index .status.containerStatuses 0 }}
+{{ $fails := index $a (printf "` + AnnFailures + `.%s" $idx) | default (index $a "` + AnnFailures + `") | default "0" | int }}
+{{ if and (gt $fails 0) (ge (dig "restartCount" 0 $prev | int) $fails) }}{{ $exit = 0 }}{{ end }}
 conditions:
 ` + notReady("ContainersNotReady") + containerStatuses(`    terminated:
       exitCode: {{ $exit }}
