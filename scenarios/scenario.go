@@ -240,6 +240,7 @@ const (
 const (
 	PodsGone     = "gone"     // every pod deleted
 	PodsReleased = "released" // orphans stay: no pod is deleted, none keeps the tracking finalizer or a Job's controller reference
+	PodsTerminal = "terminal" // every pod deleted or finished (Succeeded or Failed), whatever holds it: its end is there to be recorded
 )
 
 // Action is one disturbance.
@@ -283,7 +284,7 @@ var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, 
 	ActOrphanPod, ActReleasePod, ActCreatePod, ActRecreateJob, ActRefusePods, ActAllowPods}
 
 // GonePattern is what awaitGone waits for: the Job removed from the API,
-// and its pods as Pods says (PodsGone or PodsReleased).
+// and its pods as Pods says (PodsGone, PodsReleased or PodsTerminal).
 type GonePattern struct {
 	Pods string `json:"pods"`
 }
@@ -499,8 +500,8 @@ func (s *Scenario) Validate() error {
 		if st.Holds.Duration < 0 || (st.Holds.Duration > 0 && st.Await == nil) {
 			return fmt.Errorf("%s: holds applies to an await, as a positive duration (how long its status must keep matching)", where)
 		}
-		if st.AwaitGone != nil && st.AwaitGone.Pods != PodsGone && st.AwaitGone.Pods != PodsReleased {
-			return fmt.Errorf("%s: awaitGone.pods %q is not %s or %s", where, st.AwaitGone.Pods, PodsGone, PodsReleased)
+		if st.AwaitGone != nil && !slices.Contains([]string{PodsGone, PodsReleased, PodsTerminal}, st.AwaitGone.Pods) {
+			return fmt.Errorf("%s: awaitGone.pods %q is not %s, %s or %s", where, st.AwaitGone.Pods, PodsGone, PodsReleased, PodsTerminal)
 		}
 		if st.Await != nil {
 			for _, c := range append(append([]string(nil), st.Await.Conditions...), st.Await.NotConditions...) {

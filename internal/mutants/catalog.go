@@ -416,6 +416,11 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "return restarts >= *job.Spec.BackoffLimit", "return restarts >= *job.Spec.BackoffLimit-1"},
 		}},
+	{Name: "condition-flip-appends", Suite: "conformance", Labels: "suspend",
+		Breaks: "updates a condition in place only while its status stays: a flip to True adds a second condition of the type, a flip to False is dropped",
+		Edits: []Edit{
+			{"sync.go", "\t\tc := &job.Status.Conditions[i]\n\t\tif c.Type != t {", "\t\tc := &job.Status.Conditions[i]\n\t\tif c.Type != t || c.Status != s {"},
+		}},
 	{Name: "no-adoption", Suite: "conformance", Labels: "adoption",
 		Breaks: "never adopts an orphan pod that matches a Job's selector",
 		Edits: []Edit{

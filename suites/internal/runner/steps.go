@@ -259,7 +259,8 @@ func (sp stepper) knownBug(ids []string) string {
 
 // awaitGone waits until the Job has been removed from the API and its pods
 // are gone, or released (none deleted since the deletion began, none keeping
-// the controller's tracking finalizer or a Job's reference), as the step says.
+// the controller's tracking finalizer or a Job's reference), or terminal
+// (deleted or finished, held or not), as the step says.
 // The whole recording counts: a pod's state is its last entry.
 func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.Step, timeout time.Duration) (StepResult, int) {
 	g := *st.AwaitGone
@@ -297,8 +298,17 @@ func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.St
 			// Released: no tracking finalizer, and no Job controls it
 			// (the garbage collector removed the deleted Job's reference).
 			owned := slices.ContainsFunc(p.OwnerReferences, func(r metav1.OwnerReference) bool { return r.Kind == "Job" && ptr.Deref(r.Controller, false) })
-			if g.Pods == scenarios.PodsGone || slices.Contains(p.Finalizers, sp.finalizer) || owned {
+			switch g.Pods {
+			case scenarios.PodsTerminal:
+				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+					left = append(left, name)
+				}
+			case scenarios.PodsGone:
 				left = append(left, name)
+			default:
+				if slices.Contains(p.Finalizers, sp.finalizer) || owned {
+					left = append(left, name)
+				}
 			}
 		}
 		sort.Strings(left)
