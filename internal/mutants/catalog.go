@@ -426,12 +426,6 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"pods.go", "\t\tif metav1.GetControllerOf(p) != nil || p.DeletionTimestamp != nil {\n\t\t\tcontinue", "\t\tif true {\n\t\t\tcontinue"},
 		}},
-	{Name: "orphans-wait-for-sync", Suite: "conformance", Labels: "adoption",
-		Breaks: "queues no Job when an orphan pod appears or comes to match: the orphan waits for the Job's next sync for another reason",
-		Edits: []Edit{
-			{"controller.go", "if metav1.GetControllerOf(pod) == nil {\n\t\tfor _, j := range c.jobsSelecting(pod) {", "if false {\n\t\tfor _, j := range c.jobsSelecting(pod) {"},
-			{"controller.go", "if curRef == nil {\n\t\tfor _, j := range c.jobsSelecting(curPod) {", "if false {\n\t\tfor _, j := range c.jobsSelecting(curPod) {"},
-		}},
 	{Name: "no-orphan-release-on-start", Suite: "chaos", Labels: "deletion",
 		Breaks: "releases a deleted Job's pods only when it sees them change: a pod listed at start, its Job deleted while the controller was down, keeps the finalizer",
 		Edits: []Edit{
