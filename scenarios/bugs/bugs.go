@@ -27,6 +27,10 @@ type Bug struct {
 	// Controller is the controller under test that has the bug, named as
 	// --controllers names it: "" is the built-in Job controller.
 	Controller string
+	// Read is the day (YYYY-MM-DD) the upstream state — its issue, its
+	// fix, the releases that have it — was last read: a statement about
+	// the world holds as of a date.
+	Read string
 	// Apiserver: the bug is the apiserver's (its validation of a Job's
 	// status writes), so every controller judged on an affected release
 	// meets it, not only the built-in.
@@ -40,7 +44,8 @@ var (
 	// StaleStatusDuringBackoff: manageJob returns active=0 while the
 	// pod-failure backoff defers a replacement.
 	StaleStatusDuringBackoff = Bug{
-		ID: "kubernetes/kubernetes#139428",
+		ID:   "kubernetes/kubernetes#139428",
+		Read: "2026-11-23",
 		// Fixed by a patch of each minor: read in each release's
 		// pkg/controller/job (manageJob's two backoff returns) and run there.
 		Releases: "<1.34.10 || >=1.35.0 <=1.35.6 || >=1.36.0 <1.36.3",
@@ -53,7 +58,8 @@ var (
 	// ResumeStartTimeRejected: the resume's status write (startTime reset)
 	// rejected by the apiserver once spec.suspend is already false.
 	ResumeStartTimeRejected = Bug{
-		ID: "kubernetes/kubernetes#134521",
+		ID:   "kubernetes/kubernetes#134521",
+		Read: "2026-11-23",
 		// Read in each release's pkg/registry/batch/job (isJobResuming) and run
 		// on v1.32.5, v1.33.4, v1.34.1 (affected) and v1.33.13, v1.34.4 (fixed).
 		// Since the awaits ignore the status from before the act, the resume's
@@ -69,8 +75,9 @@ var (
 	// through a suspension.
 	DeadlineOnResume = Bug{
 		ID:       "deadline-on-resume",
+		Read:     "2026-11-28",
 		Releases: "<1.36.0",
-		What: "(no upstream issue found) a Job resumed after its deadline would have passed fails at once with DeadlineExceeded: the resume sync checks " +
+		What: "(no upstream issue found in a search of kubernetes/kubernetes issue threads, a stored subset, on the day read) a Job resumed after its deadline would have passed fails at once with DeadlineExceeded: the resume sync checks " +
 			"pastActiveDeadline against the startTime kept through the suspension before it resets startTime (pkg/controller/job " +
 			"syncJob); from v1.35 startTime is cleared on suspension where the MutableSchedulingDirectivesForSuspendedJobs gate is " +
 			"on, which it is by default from v1.36.0",
@@ -80,7 +87,8 @@ var (
 // SuspendedZeroCompletionsRejected: the apiserver refuses Complete for a
 // suspended Job that never started.
 var SuspendedZeroCompletionsRejected = Bug{
-	ID: "kubernetes/kubernetes#132144",
+	ID:   "kubernetes/kubernetes#132144",
+	Read: "2026-11-26",
 	// Read in each release's pkg/registry/batch/job/strategy.go
 	// (isSuspendedWithZeroCompletions): v1.32.6 and v1.33.2 lack it,
 	// v1.32.7, v1.33.3 and v1.34.0 have it, no 1.31 release (v1.31.14) does.
@@ -97,7 +105,8 @@ var SuspendedZeroCompletionsRejected = Bug{
 // RecreatedJobBackoff: a Job recreated under a deleted one's name waits
 // out the deleted one's pod-failure backoff.
 var RecreatedJobBackoff = Bug{
-	ID: "kubernetes/kubernetes#132042",
+	ID:   "kubernetes/kubernetes#132042",
+	Read: "2026-11-26",
 	// Read in each release's pkg/controller/job (the deleteJob handler):
 	// v1.31.9, v1.32.6 and v1.33.2 lack the removal, v1.31.12, v1.32.7,
 	// v1.33.3 and v1.34.0 have it; the proxy serves neither v1.31.10 nor
@@ -119,22 +128,28 @@ var (
 	MultiKueueManualSelector = Bug{
 		ID:         "multikueue-manual-selector",
 		Controller: "multikueue",
+		Read:       "2026-11-28",
 		Releases:   "<=0.17.0",
-		What: "(no upstream issue found) MultiKueue's batch/Job adapter drops spec.selector from the copy it creates on the worker " +
+		What: "(no upstream issue found in a search of kubernetes-sigs/kueue issue threads, a stored subset, on the day read) MultiKueue's batch/Job adapter drops spec.selector from the copy it creates on the worker " +
 			"(SyncJob in pkg/controller/jobs/job/job_multikueue_adapter.go, \"drop the selector\"), so a Job with manualSelector: true " +
 			"is refused by the worker's apiserver (spec.selector: Required value) at every retry and never runs",
 	}
 	// MultiKueueOrphanPropagation: the orphan policy does not reach the copy.
+	// Gate states read at Kueue's tags v0.17.0–v0.17.8 and v0.18.0–v0.18.1
+	// (pkg/features/kube_features.go).
 	MultiKueueOrphanPropagation = Bug{
-		ID:         "multikueue-orphan-propagation",
+		ID:         "kubernetes-sigs/kueue#15488",
 		Controller: "multikueue",
+		Read:       "2026-11-28",
 		Releases:   "<=0.17.0",
-		What: "(no upstream issue found for the copy; kubernetes-sigs/kueue#1789 for the Workload) a Job deleted with propagationPolicy " +
-			"Orphan leaves its pods on the worker owned by the copy: MultiKueue later deletes the copy in the background and its " +
-			"pods with it, or, when Kueue misses the orphaned Workload (#1789: the garbage collector drops the Workload's owner " +
-			"reference before the Job goes, and Kueue's job-gone clean-up finds Workloads by that reference), keeps the copy running " +
-			"and replacing pods with no Job left on the manager; both seen on v0.17.0. The #1789 fix (#11596) is behind the alpha " +
-			"gate FinishOrphanedWorkloads, off by default, in releases after v0.17.0",
+		What: "a Job deleted with propagationPolicy Orphan leaves its pods on the worker owned by the copy: MultiKueue later " +
+			"deletes the copy in the background and its pods with it, or, when Kueue misses the orphaned Workload " +
+			"(kubernetes-sigs/kueue#1789: the garbage collector drops the Workload's owner reference before the Job goes, and " +
+			"Kueue's job-gone clean-up finds Workloads by that reference), keeps the copy running and replacing pods with no Job " +
+			"left on the manager; both seen on v0.17.0. Upstream: #15488 (opened 2026-09-11, open when read) investigates worker " +
+			"clean-up after --cascade=orphan on the manager. The #1789 fix (#11596, cherry-picked as #11689) is behind the gate " +
+			"FinishOrphanedWorkloads: alpha and off by default in v0.17.4–v0.17.8, Beta and on by default from v0.18.0; only " +
+			"v0.17.0 was run here",
 	}
 )
 
@@ -236,7 +251,7 @@ func Markdown() string {
 		if bug.Controller == "multikueue" {
 			releases = "Controller: Kueue's MultiKueue (`--controllers multikueue`). Kueue releases"
 		}
-		fmt.Fprintf(&b, "\n## %s\n\n%s: `%s`\n\n%s\n", title, releases, bug.Releases, bug.What)
+		fmt.Fprintf(&b, "\n## %s\n\n%s: `%s`. Upstream state last read: %s.\n\n%s\n", title, releases, bug.Releases, bug.Read, bug.What)
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jobconform/jobconform/internal/yamltypes"
 )
@@ -39,6 +40,14 @@ func TestEveryBugIsWellFormed(t *testing.T) {
 		}
 		if _, err := yamltypes.Applies(b.Releases, "v1.31.0"); err != nil {
 			t.Errorf("%s: %v", id, err)
+		}
+		// A statement about the world holds as of a day: "no upstream
+		// issue found" above all.
+		if _, err := time.Parse(time.DateOnly, b.Read); err != nil {
+			t.Errorf("%s: the day its upstream state was last read (Read %q) is no YYYY-MM-DD date", id, b.Read)
+		}
+		if strings.Contains(b.What, "no upstream issue found") && !strings.Contains(b.What, "no upstream issue found in a search of") {
+			t.Errorf("%s: say where the search for an upstream issue looked (\"no upstream issue found in a search of …\")", id)
 		}
 	}
 	if err := Check([]string{"kubernetes/kubernetes#1"}); err == nil || !strings.Contains(err.Error(), "kubernetes/kubernetes#139428") {
