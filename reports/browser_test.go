@@ -58,7 +58,7 @@ func TestReportInHeadlessChromium(t *testing.T) {
 	if i := strings.Index(d, "data-errors="); i >= 0 {
 		t.Fatalf("script errors on the page: %.200s", d[i:])
 	}
-	for _, want := range []string{`<svg class="timeline"`, `pod-state failed`, `class="violation"`, `<table class="matrix"`} {
+	for _, want := range []string{`<svg class="timeline"`, `pod-state failed`, `class="violation"`, `<table class="matrix verdicts"`, `id="glance"`, `id="failures"`} {
 		if !strings.Contains(d, want) {
 			t.Errorf("rendered page lacks %s", want)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,7 +137,7 @@ func TestWriteIsSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 	page, _ := os.ReadFile(path)
-	for _, want := range []string{`<table class="matrix"`, "builtin @ v1.37.1", `<svg class="timeline"`, `<svg class="histogram"`, `option>podReplacementPolicy<`} {
+	for _, want := range []string{`<table class="matrix verdicts"`, "builtin @ v1.37.1", `<svg class="timeline"`, `<svg class="histogram"`, `option>podReplacementPolicy<`} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("report lacks %s", want)
 		}
@@ -315,5 +316,55 @@ func TestWriteShowsUnjudged(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "not judged — ledger: the whole ledger: the recording broke") {
 		t.Fatal("the report does not say what was not judged")
+	}
+}
+
+// The first screen answers "which controller failed what": one line per
+// controller and release (the suites' own checks last), then every failed
+// run with its first failure and a link to it; each suite's matrix has
+// only its own columns.
+func TestAtAGlance(t *testing.T) {
+	runs := []Run{
+		{Suite: "jobconform conformance", Scenario: "a", Controller: "reference", Version: "v1.37.1", Verdict: "PASS"},
+		{Suite: "jobconform conformance", Scenario: "b", Controller: "reference", Version: "v1.37.1", Verdict: "FAIL", Failures: []string{"step 1 (await active=1): not reached", "invariant x"}},
+		{Suite: "jobconform conformance", Scenario: "a", Controller: "builtin", Version: "v1.37.1", Verdict: "PASS"},
+		{Suite: "jobconform conformance", Scenario: "b", Controller: "builtin", Version: "v1.37.1", Verdict: "skip"},
+		{Suite: "jobconform chaos", Scenario: "c", Controller: "builtin", Version: "v1.37.1", Verdict: "FAIL", Failures: []string{"invariant y"}},
+		{Suite: "jobconform drills", Scenario: "keeps every field", Verdict: "PASS"},
+		{Suite: "jobconform conformance", Scenario: "a", Controller: "reference", Version: "v1.37.1", Verdict: "FAIL", Faults: []string{"no-backoff"}},
+	}
+	p := build(runs, "t")
+	var lines []string
+	for _, g := range p.Glance {
+		lines = append(lines, fmt.Sprintf("%s %d/%d/%d", g.Column, g.Pass, g.Fail, g.Skip))
+	}
+	want := []string{"builtin @ v1.37.1 1/1/1", "reference @ v1.37.1 1/1/0", "jobconform drills (the suite's own checks) 1/0/0"}
+	if !slices.Equal(lines, want) {
+		t.Errorf("glance lines %q, want %q (a control is no verdict)", lines, want)
+	}
+	var failed []string
+	for _, f := range p.Failed {
+		failed = append(failed, f.Scenario+": "+f.First+fmt.Sprintf(" +%d", f.More))
+		if f.Anchor == "" {
+			t.Errorf("failure %s links nowhere", f.Scenario)
+		}
+	}
+	if want := []string{"c: invariant y +0", "b: step 1 (await active=1): not reached +1"}; !slices.Equal(failed, want) {
+		t.Errorf("failures %q, want %q", failed, want)
+	}
+	var suites []string
+	for _, m := range p.Matrices {
+		suites = append(suites, fmt.Sprintf("%s %v %d", m.Suite, m.Columns, len(m.Rows)))
+	}
+	if want := []string{"jobconform chaos [builtin @ v1.37.1] 1", "jobconform conformance [builtin @ v1.37.1 reference @ v1.37.1] 2", "jobconform drills [jobconform drills] 1"}; !slices.Equal(suites, want) {
+		t.Errorf("matrices %q, want %q", suites, want)
+	}
+	var md bytes.Buffer
+	if err := WriteHTML(&md, runs[:4], "t"); err != nil || !strings.Contains(md.String(), `<ol class="failures">`) {
+		t.Errorf("the page lists no failure: %v", err)
+	}
+	md.Reset()
+	if err := WriteHTML(&md, runs[:1], "t"); err != nil || !strings.Contains(md.String(), `<p class="none">none</p>`) {
+		t.Errorf("a page without failures does not say none: %v", err)
 	}
 }

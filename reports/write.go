@@ -75,12 +75,34 @@ type latency struct {
 	Histogram        template.HTML
 }
 
+// glance is one controller at one release (or a suite's own checks) on
+// the report's first screen: its counts and what failed, first message.
+type glance struct {
+	Column           string
+	Pass, Fail, Skip int
+	Failed           []failure
+}
+
+// failure is one failed run, linked to its section.
+type failure struct {
+	Column, Scenario, First, Anchor string
+	More                            int // further failures of the run
+}
+
+// matrix is one suite's verdicts: its scenarios by its own columns.
+type matrix struct {
+	Suite   string
+	Columns []string
+	Rows    []row
+}
+
 type page struct {
 	Title            string
 	Generated        string
-	Columns          []string
+	Glance           []glance
+	Failed           []failure
+	Matrices         []matrix
 	Features         []string
-	Rows             []row
 	Sections         []section
 	Latencies        []latency
 	States           []struct{ State, Colour string }
@@ -163,10 +185,7 @@ func anchor(r Run, i int) string { return fmt.Sprintf("run-%d", i) }
 func build(runs []Run, title string) page {
 	p := page{Title: title, Generated: time.Now().UTC().Format(time.RFC3339), States: stateColours, Counters: counterColours}
 	verdicts, _ := split(runs)
-	cols := columns(verdicts)
-	for _, c := range cols {
-		p.Columns = append(p.Columns, c.String())
-	}
+	p.Glance, p.Failed = atAGlance(runs)
 	p.Controls = faultRows(runs, func(i int) string { return anchor(runs[i], i) })
 	p.Scale, p.Mirror = ScaleTable(runs), MirrorTable(runs)
 	for _, c := range p.Controls {
@@ -177,21 +196,12 @@ func build(runs []Run, title string) page {
 		}
 	}
 	features := map[string]bool{}
-	byScenario := map[string]map[column]cell{}
-	var order []string
-	featuresOf := map[string][]string{}
 	for i, r := range runs {
 		if r.Control() {
 			p.Sections = append(p.Sections, section{Anchor: anchor(r, i), Title: r.Scenario + " — " + columnOf(r).String() + " (broken on purpose: " + strings.Join(r.Faults, ",") + ")",
 				Verdict: r.Verdict, Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, SVG: template.HTML(Timeline(r))})
 			continue
 		}
-		if _, ok := byScenario[r.Scenario]; !ok {
-			byScenario[r.Scenario] = map[column]cell{}
-			order = append(order, r.Scenario)
-		}
-		byScenario[r.Scenario][columnOf(r)] = cell{r.Verdict, fmt.Sprintf("%.0fs", r.Seconds), anchor(r, i)}
-		featuresOf[r.Scenario] = r.Features
 		for _, f := range r.Features {
 			features[f] = true
 		}
@@ -212,14 +222,8 @@ func build(runs []Run, title string) page {
 		p.Features = append(p.Features, f)
 	}
 	sort.Strings(p.Features)
-	for _, s := range order {
-		rw := row{Scenario: s, Features: " " + strings.Join(featuresOf[s], " ") + " "}
-		for _, c := range cols {
-			rw.Cells = append(rw.Cells, byScenario[s][c])
-		}
-		p.Rows = append(p.Rows, rw)
-	}
-	for _, c := range cols {
+	p.Matrices = matrices(runs)
+	for _, c := range columns(verdicts) {
 		var ds []time.Duration
 		for _, r := range verdicts {
 			if columnOf(r) == c {
@@ -236,12 +240,113 @@ func build(runs []Run, title string) page {
 	return p
 }
 
+// atAGlance is the first screen: one line per controller and release (a
+// suite's own checks on a line of their own), then every failed run with
+// its first failure, in the order the lines list them.
+func atAGlance(runs []Run) ([]glance, []failure) {
+	byCol := map[column]*glance{}
+	var order []column
+	for i, r := range runs {
+		if r.Control() {
+			continue
+		}
+		c := columnOf(r)
+		g, ok := byCol[c]
+		if !ok {
+			g = &glance{Column: c.String()}
+			if r.Controller == "" {
+				g.Column = r.Suite + " (the suite's own checks)"
+			}
+			byCol[c] = g
+			order = append(order, c)
+		}
+		switch r.Verdict {
+		case "PASS":
+			g.Pass++
+		case "FAIL":
+			g.Fail++
+			f := failure{Column: g.Column, Scenario: r.Scenario, Anchor: anchor(r, i), First: "failed"}
+			if len(r.Failures) > 0 {
+				f.First, f.More = r.Failures[0], len(r.Failures)-1
+			}
+			g.Failed = append(g.Failed, f)
+		default:
+			g.Skip++
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		// The controllers under test first, then the suites' own checks.
+		if (order[i].Version == "") != (order[j].Version == "") {
+			return order[j].Version == ""
+		}
+		return order[i].String() < order[j].String()
+	})
+	var lines []glance
+	var failed []failure
+	for _, c := range order {
+		lines = append(lines, *byCol[c])
+		failed = append(failed, byCol[c].Failed...)
+	}
+	return lines, failed
+}
+
+// matrices are the verdicts of each suite apart, each with only the
+// columns that ran in it: one grid of every suite's columns is mostly empty.
+func matrices(runs []Run) []matrix {
+	bySuite := map[string][]int{}
+	var suites []string
+	for i, r := range runs {
+		if r.Control() {
+			continue
+		}
+		if _, ok := bySuite[r.Suite]; !ok {
+			suites = append(suites, r.Suite)
+		}
+		bySuite[r.Suite] = append(bySuite[r.Suite], i)
+	}
+	sort.Strings(suites)
+	var out []matrix
+	for _, suite := range suites {
+		var in []Run
+		for _, i := range bySuite[suite] {
+			in = append(in, runs[i])
+		}
+		cols := columns(in)
+		m := matrix{Suite: suite}
+		for _, c := range cols {
+			m.Columns = append(m.Columns, c.String())
+		}
+		cells := map[string]map[column]cell{}
+		var order []string
+		featuresOf := map[string][]string{}
+		for _, i := range bySuite[suite] {
+			r := runs[i]
+			if _, ok := cells[r.Scenario]; !ok {
+				cells[r.Scenario] = map[column]cell{}
+				order = append(order, r.Scenario)
+			}
+			cells[r.Scenario][columnOf(r)] = cell{r.Verdict, fmt.Sprintf("%.0fs", r.Seconds), anchor(r, i)}
+			featuresOf[r.Scenario] = r.Features
+		}
+		for _, sc := range order {
+			rw := row{Scenario: sc, Features: " " + strings.Join(featuresOf[sc], " ") + " "}
+			for _, c := range cols {
+				rw.Cells = append(rw.Cells, cells[sc][c])
+			}
+			m.Rows = append(m.Rows, rw)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table.matrix{border-collapse:collapse;font-size:13px}
 .matrix th,.matrix td{border:1px solid #ccc;padding:2px 6px;text-align:left}
+.matrix td:first-child{white-space:nowrap}table.glance{border-collapse:collapse;font-size:14px}.glance td{padding:2px 10px}ol.failures{font-size:13px}ol.failures code{white-space:pre-wrap}
 ul.unjudged{font-size:12px;color:#666;margin:.3em 0}table.oracle{border-collapse:collapse;font-size:12px;margin:.5em 0;max-width:100%}.oracle td,.oracle th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}.oracle code{white-space:pre-wrap;word-break:break-all}.oracle tr.FAIL td:first-child{color:#c00;font-weight:bold}
 .PASS{background:#d9f2e0}.FAIL{background:#f8d0cc;font-weight:bold}.skip{background:#eee;color:#777}
 .legend span{display:inline-block;margin-right:1em;font-size:12px}
@@ -251,10 +356,17 @@ pre{font-size:12px;white-space:pre-wrap}
 </style></head><body>
 <h1>{{.Title}}</h1>
 <p>{{.Pass}} passed, {{.Fail}} failed, {{.Skip}} skipped — generated {{.Generated}}</p>
+<h2 id="glance">At a glance</h2>
+<table class="glance">{{range .Glance}}<tr class="{{if .Fail}}FAIL{{else}}PASS{{end}}"><td>{{.Column}}</td><td>{{.Pass}} passed</td><td>{{.Fail}} failed</td><td>{{.Skip}} not applicable</td></tr>
+{{end}}</table>
+<h2 id="failures">Failures</h2>
+{{if .Failed}}<ol class="failures">{{range .Failed}}<li><a href="#{{.Anchor}}">{{.Scenario}}</a> — {{.Column}}: <code>{{.First}}</code>{{if .More}} (and {{.More}} more){{end}}</li>
+{{end}}</ol>{{else}}<p class="none">none</p>{{end}}
 <label>Feature <select id="feature" onchange="filterRows(this.value)"><option value="">all</option>{{range .Features}}<option>{{.}}</option>{{end}}</select></label>
-<table class="matrix" id="matrix"><thead><tr><th>scenario</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .Rows}}<tr data-features="{{.Features}}"><td>{{.Scenario}}</td>{{range .Cells}}<td class="{{.Verdict}}">{{if .Verdict}}{{if ne .Verdict "skip"}}<a href="#{{.Anchor}}">{{.Verdict}}</a>{{else}}skip{{end}} {{.Seconds}}{{end}}</td>{{end}}</tr>
-{{end}}</tbody></table>
+{{range .Matrices}}<h2>{{.Suite}}</h2>
+<table class="matrix verdicts"><thead><tr><th>scenario</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr data-features="{{.Features}}"><td>{{.Scenario}}</td>{{range .Cells}}<td class="{{.Verdict}}">{{if .Verdict}}{{if ne .Verdict "skip"}}<a href="#{{.Anchor}}">{{.Verdict}}</a>{{else}}n/a{{end}} {{.Seconds}}{{end}}</td>{{end}}</tr>
+{{end}}</tbody></table>{{end}}
 {{if .Controls}}<h2>Negative controls: faults caught {{.Caught}}/{{len .Controls}}</h2>
 <p>Controllers broken on purpose; the harness must fail each. These are not verdicts on a controller under test.</p>
 <table class="matrix controls"><thead><tr><th>fault</th><th>controller</th><th>scenarios run</th><th>caught</th><th>by</th></tr></thead><tbody>
@@ -286,7 +398,7 @@ pre{font-size:12px;white-space:pre-wrap}
 {{end}}
 <script>
 window.addEventListener('error',function(e){document.body.dataset.errors=(document.body.dataset.errors||'')+e.message+';';});
-function filterRows(f){document.querySelectorAll('#matrix tbody tr').forEach(function(tr){tr.style.display=(!f||tr.dataset.features.indexOf(' '+f+' ')>=0)?'':'none';});}
+function filterRows(f){document.querySelectorAll('table.verdicts tbody tr').forEach(function(tr){tr.style.display=(!f||tr.dataset.features.indexOf(' '+f+' ')>=0)?'':'none';});}
 filterRows(document.getElementById('feature').value);
 document.body.dataset.loaded='ok';
 </script>

@@ -25,6 +25,9 @@ import (
 func Load(paths ...string) ([]reports.Run, error) {
 	var runs []reports.Run
 	err := eachSpec(paths, func(path, suite string, sr types.SpecReport) error {
+		if unselected(sr) {
+			return nil
+		}
 		r, err := runOf(suite, sr, true)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", path, sr.FullText(), err)
@@ -112,6 +115,21 @@ func entryText(e types.ReportEntry) (string, bool) {
 		return raw.String(), true
 	}
 	return "", false
+}
+
+// unselected: a spec the run's filters (labels, focus, controllers) left
+// out — skipped without a word or a result. It is no verdict; a spec
+// skipped as not applicable says why.
+func unselected(sr types.SpecReport) bool {
+	if !sr.State.Is(types.SpecStateSkipped) || sr.Failure.Message != "" {
+		return false
+	}
+	for _, e := range sr.ReportEntries {
+		if e.Name == reports.EntryResult {
+			return false
+		}
+	}
+	return true
 }
 
 func runOf(suite string, sr types.SpecReport, timeline bool) (reports.Run, error) {
