@@ -139,6 +139,8 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"kubelet nodes on an existing cluster", []string{"--nodes", "kubelet", "--kubeconfig", unreachable}, "--nodes kubelet is a setting of the local provider", nil},
 		{"unknown flag", []string{"--colour"}, "flag provided but not defined: -colour", nil},
 		{"scenarios from the environment", nil, "holds no scenario", []string{"JOBCONFORM_SCENARIOS=" + empty}},
+		{"baseline without reports", []string{"--baseline", empty}, "--baseline: no report-*.json under", nil},
+		{"baseline missing", []string{"--baseline", filepath.Join(dir, "nope")}, "--baseline: stat", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			artifacts := filepath.Join(t.TempDir(), "artifacts")
@@ -460,5 +462,49 @@ func TestList(t *testing.T) {
 	}
 	if out, code := exitCode(t, exec.Command(bin, "list", "--scenarios", dir, "--scenarios", dir)); code != 2 || !strings.Contains(out, `scenario name "mine" is also used in`) {
 		t.Errorf("one directory twice: exit code %d\n%s", code, out)
+	}
+}
+
+// report diff compares two runs' artifacts and exits 1 when something
+// newly fails, naming it; a baseline without reports is a clear error.
+func TestReportDiff(t *testing.T) {
+	bin := buildJobconform(t)
+	spec := func(leaf string, state types.SpecState, failures ...string) types.SpecReport {
+		res, _ := json.Marshal(map[string]any{"scenario": leaf, "controller": "reference", "version": "v1.37.1", "failures": failures})
+		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[reference] " + leaf, State: state, RunTime: 10 * time.Second,
+			ReportEntries: types.ReportEntries{{Name: "jobconform.result", Value: types.WrapEntryValue(string(res))}}}
+	}
+	write := func(specs ...types.SpecReport) string {
+		dir := t.TempDir()
+		data, _ := json.Marshal([]types.Report{{SuiteDescription: "jobconform conformance", SpecReports: specs}})
+		if err := os.MkdirAll(filepath.Join(dir, "v1.37.1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "v1.37.1", "report-conformance.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	old := write(spec("a", types.SpecStatePassed), spec("b", types.SpecStatePassed))
+	cur := write(spec("a", types.SpecStateFailed, "step 1 (await active=1): not reached"), spec("b", types.SpecStatePassed))
+	out, code := exitCode(t, exec.Command(bin, "report", "diff", old, cur))
+	if code != 1 || !strings.Contains(out, "1 newly failing") || !strings.Contains(out, "jobconform conformance: a** (was PASS): step 1") {
+		t.Errorf("a newly failing spec: exit %d\n%s", code, out)
+	}
+	if out, code := exitCode(t, exec.Command(bin, "report", "diff", old, old)); code != 0 || !strings.Contains(out, "0 newly failing") {
+		t.Errorf("a run compared with itself: exit %d\n%s", code, out)
+	}
+	if out, code := exitCode(t, exec.Command(bin, "report", "diff", t.TempDir(), cur)); code == 0 || !strings.Contains(out, "no report-*.json under") {
+		t.Errorf("a baseline without reports: exit %d\n%s", code, out)
+	}
+}
+
+// A baseline that holds this run's artifacts would be overwritten by it.
+func TestBaselineNotTheArtifacts(t *testing.T) {
+	dir := t.TempDir()
+	for _, art := range []string{dir, filepath.Join(dir, "run")} {
+		if _, err := readBaseline(dir, art); err == nil || !strings.Contains(err.Error(), "holds this run's artifacts") {
+			t.Errorf("--baseline %s --artifacts %s: %v", dir, art, err)
+		}
 	}
 }

@@ -199,6 +199,7 @@ type outcome struct {
 	reports   []string // the merged report.json of each directory
 	errs      []error  // suites that ended badly beyond their specs
 	fidelity  [2]string
+	baseline  []reports.Run // --baseline's runs, read before any suite ran; nil without
 }
 
 // runJobs runs the plan's jobs in two streams side by side (the front one
@@ -230,7 +231,7 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 		_ = os.Remove(filepath.Join(j.dir, "report-"+j.suite+".json"))
 		_ = os.Remove(filepath.Join(j.dir, "report.json"))
 	}
-	res := &outcome{artifacts: art}
+	res := &outcome{artifacts: art, baseline: p.baseline}
 	// Bad input stops both streams at once: no later suite can judge
 	// anything with it (the user fixes it and runs again).
 	sctx, stopStreams := context.WithCancel(ctx)
@@ -567,6 +568,11 @@ func (res *outcome) verdict() error {
 			errs = append(errs, fmt.Errorf("fidelity: %w", err))
 		}
 	}
+	if res.baseline != nil {
+		if err := res.compare(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	var dirs []string
 	for _, f := range res.reports {
 		dirs = append(dirs, filepath.Dir(f))
@@ -579,4 +585,41 @@ func (res *outcome) verdict() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(append(errs, res.errs...)...)
+}
+
+// readBaseline reads --baseline's runs before anything runs: a wrong path
+// is the user's to fix at once, and the run's artifacts (art) must not be
+// the baseline, whose reports the run replaces.
+func readBaseline(baseline, art string) ([]reports.Run, error) {
+	if baseline == "" {
+		return nil, nil
+	}
+	if a, b := filepath.Clean(baseline), filepath.Clean(art); a == b || strings.HasPrefix(b+"/", a+"/") {
+		return nil, usageError{fmt.Errorf("--baseline %s holds this run's artifacts (%s), which the run replaces: keep the earlier run elsewhere, or give --artifacts another directory", baseline, art)}
+	}
+	paths, err := reportFiles(baseline)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--baseline: %w", err)}
+	}
+	runs, err := ginkgoreport.Load(paths...)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--baseline: %w", err)}
+	}
+	return runs, nil
+}
+
+// compare prints the comparison with the baseline and adds it to summary.md.
+func (res *outcome) compare() error {
+	var b strings.Builder
+	if err := reports.WriteDiff(&b, reports.Compare(res.baseline, res.runs)); err != nil {
+		return err
+	}
+	fmt.Printf("\n%s", b.String())
+	f, err := os.OpenFile(filepath.Join(res.artifacts, "summary.md"), os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "\n%s", b.String())
+	return err
 }

@@ -4,14 +4,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/reports"
 )
 
-// report writes the HTML report and the Markdown summary of finished runs.
+// report writes the HTML report and the Markdown summary of finished runs;
+// report diff compares two runs.
 func report(args []string) error {
+	if len(args) > 0 && args[0] == "diff" {
+		return reportDiff(args[1:])
+	}
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	out := fs.String("out", "", "directory for report.html and summary.md (required)")
 	title := fs.String("title", "jobconform", "the report's title")
@@ -31,4 +38,82 @@ func report(args []string) error {
 	}
 	fmt.Printf("report: %s (summary %s)\n", path, filepath.Join(*out, "summary.md"))
 	return nil
+}
+
+// errRegressed: report diff found newly failing specs (exit status 1, as a
+// CI gate wants).
+var errRegressed = errors.New("newly failing specs (above)")
+
+// reportDiff compares two runs of the suites — each an artifacts directory
+// (every report-*.json under it) or Ginkgo JSON files, comma-separated —
+// and fails when anything newly fails.
+func reportDiff(args []string) error {
+	fs := flag.NewFlagSet("report diff", flag.ContinueOnError)
+	out := fs.String("out", "", "also write the comparison (Markdown) to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return usageError{errors.New("report diff: give the baseline and the new run (OLD NEW), each an artifacts directory or comma-separated Ginkgo JSON reports")}
+	}
+	var sides [2][]reports.Run
+	for i, arg := range fs.Args() {
+		paths, err := reportFiles(arg)
+		if err != nil {
+			return usageError{fmt.Errorf("report diff: %w", err)}
+		}
+		if sides[i], err = ginkgoreport.Load(paths...); err != nil {
+			return err
+		}
+	}
+	d := reports.Compare(sides[0], sides[1])
+	var b strings.Builder
+	if err := reports.WriteDiff(&b, d); err != nil {
+		return err
+	}
+	fmt.Print(b.String())
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	if d.Regressed() {
+		return errRegressed
+	}
+	return nil
+}
+
+// reportFiles are the Ginkgo JSON reports arg names: the files themselves,
+// or every report-*.json under a directory (a mutate run's, the built-in
+// oracle's kept runs and negative controls are no verdicts of the run).
+func reportFiles(arg string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(arg, ",") {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasPrefix(d.Name(), "report-") && strings.HasSuffix(d.Name(), ".json") {
+				found = append(found, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("no report-*.json under %s: give a run's artifacts directory (e.g. _artifacts/run) or its Ginkgo JSON reports", p)
+		}
+		out = append(out, found...)
+	}
+	return out, nil
 }

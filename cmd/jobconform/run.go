@@ -18,6 +18,7 @@ import (
 	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/release"
+	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/suites/scale"
@@ -31,6 +32,7 @@ type plan struct {
 	scenarios *catalog.Set
 	specs     map[string]int // suite → selected scenario specs
 	jobs      []job
+	baseline  []reports.Run // --baseline's runs, read before anything runs
 }
 
 // settle resolves o's releases (internal/release) and checks the rest.
@@ -102,6 +104,9 @@ func check(ctx context.Context, o options.Options) (*plan, error) {
 		if fi, err := os.Stat(p.o.Oracle.From); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("--oracle-from %s: give the oracle directory of an earlier run (<artifacts>/<release>/oracle)", o.Oracle.From)
 		}
+	}
+	if p.baseline, err = readBaseline(abs(o.Run.Baseline), p.o.Run.Artifacts); err != nil {
+		return nil, err
 	}
 	p.o.ScenarioDirs = nil
 	for _, d := range o.ScenarioDirs {

@@ -123,6 +123,9 @@ type Run struct {
 	// FailFast stops a suite at its first failing spec (specs already
 	// running end first): make mutate needs one catch per mutant, not all.
 	FailFast bool `json:"failFast,omitempty"`
+	// Baseline is an earlier run's artifacts directory (or its Ginkgo JSON
+	// reports, comma-separated) to compare the verdicts with.
+	Baseline string `json:"baseline,omitempty"`
 	// Procs is the conformance suite's parallel processes, on one cluster;
 	// ClusterProcs the chaos and drill suites', each spec on a cluster of
 	// its own (that many clusters at once).
@@ -566,6 +569,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Run.LabelFilter, "label-filter", o.Run.LabelFilter, "Ginkgo label filter over scenario features, e.g. 'podReplacementPolicy || suspend'")
 	fs.StringVar(&o.Run.Focus, "focus", o.Run.Focus, "run only specs whose text matches this regular expression, as Ginkgo's --focus: the text is the suite's description, then the spec's, e.g. \"jobconform conformance conformance [reference] prp-failed-eviction\" (so anchor with $, not ^: 'reference.*eviction$')")
 	fs.BoolVar(&o.Run.FailFast, "fail-fast", o.Run.FailFast, "stop each suite at its first failing spec (the specs already running end first)")
+	fs.StringVar(&o.Run.Baseline, "baseline", o.Run.Baseline, "an earlier run's artifacts directory (or its Ginkgo JSON reports, comma-separated): say what newly fails, newly passes and got slower, in the terminal and summary.md")
 	fs.IntVar(&o.Run.Procs, "procs", o.Run.Procs, "parallel Ginkgo processes of the conformance suite, on one cluster (at most 12 on kubelet nodes, where each pod is a real container)")
 	fs.IntVar(&o.Run.ClusterProcs, "cluster-procs", o.Run.ClusterProcs, "parallel Ginkgo processes of the chaos and drill suites, each spec on a cluster of its own (that many clusters at once)")
 	fs.StringVar(&o.Run.Artifacts, "artifacts", o.Run.Artifacts, "directory for JUnit, Ginkgo JSON, report.html and summary.md (default $ARTIFACTS or _artifacts)")

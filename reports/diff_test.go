@@ -1,0 +1,55 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+)
+
+// A change names what newly fails (with its first failure), what newly
+// passes, what got slower beyond noise, and what ran on one side only;
+// small wobbles and negative controls are no change.
+func TestCompare(t *testing.T) {
+	run := func(sc, ctl, verdict string, secs float64, failures ...string) Run {
+		return Run{Suite: "jobconform conformance", Scenario: sc, Controller: ctl, Version: "v1.37.1", Verdict: verdict, Seconds: secs, Failures: failures}
+	}
+	before := []Run{
+		run("a", "reference", "PASS", 10), run("b", "reference", "FAIL", 10, "x"), run("c", "reference", "PASS", 30),
+		run("d", "reference", "PASS", 10), run("gone", "reference", "PASS", 10), run("e", "reference", "PASS", 2),
+	}
+	after := []Run{
+		run("a", "reference", "FAIL", 11, "step 1 (await active=1): not reached"), run("b", "reference", "PASS", 10),
+		run("c", "reference", "PASS", 80), run("d", "reference", "PASS", 14), run("new", "reference", "PASS", 10),
+		run("e", "reference", "PASS", 5), // ×2.5 but 3 s: noise
+		{Suite: "jobconform conformance", Scenario: "a", Controller: "reference", Version: "v1.37.1", Verdict: "FAIL", Faults: []string{"no-backoff"}},
+	}
+	d := Compare(before, after)
+	keys := func(cs []Change) string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Key[strings.LastIndex(c.Key, " ")+1:])
+		}
+		return strings.Join(out, ",")
+	}
+	for what, got := range map[string]string{"newly failing": keys(d.NewlyFailing), "newly passing": keys(d.NewlyPassing), "slower": keys(d.Slower),
+		"only before": keys(d.OnlyBefore), "only after": keys(d.OnlyAfter)} {
+		want := map[string]string{"newly failing": "a", "newly passing": "b", "slower": "c", "only before": "gone", "only after": "new"}[what]
+		if got != want {
+			t.Errorf("%s: %q, want %q", what, got, want)
+		}
+	}
+	if d.Same != 2 || !d.Regressed() {
+		t.Errorf("unchanged %d (want 2: d, e), regressed %v", d.Same, d.Regressed())
+	}
+	var b strings.Builder
+	if err := WriteDiff(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if !strings.Contains(md, "1 newly failing, 1 newly passing, 1 slower") || !strings.Contains(md, "(was PASS): step 1 (await active=1): not reached") ||
+		strings.Index(md, "Newly failing") > strings.Index(md, "Newly passing") {
+		t.Errorf("diff summary:\n%s", md)
+	}
+	if Compare(after, after).Regressed() {
+		t.Error("a run compared with itself regressed")
+	}
+}
