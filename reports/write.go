@@ -346,7 +346,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table.matrix{border-collapse:collapse;font-size:13px}
 .matrix th,.matrix td{border:1px solid #ccc;padding:2px 6px;text-align:left}
-.matrix td:first-child{white-space:nowrap}table.glance{border-collapse:collapse;font-size:14px}.glance td{padding:2px 10px}ol.failures{font-size:13px}ol.failures code{white-space:pre-wrap}
+.matrix td:first-child{white-space:nowrap}.matrix th{max-width:8em;white-space:normal;vertical-align:bottom;font-weight:600}.matrix td{white-space:nowrap}table.glance{border-collapse:collapse;font-size:14px}.glance td{padding:2px 10px}ol.failures{font-size:13px}ol.failures code{white-space:pre-wrap}
 ul.unjudged{font-size:12px;color:#666;margin:.3em 0}table.oracle{border-collapse:collapse;font-size:12px;margin:.5em 0;max-width:100%}.oracle td,.oracle th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}.oracle code{white-space:pre-wrap;word-break:break-all}.oracle tr.FAIL td:first-child{color:#c00;font-weight:bold}
 .PASS{background:#d9f2e0}.FAIL{background:#f8d0cc;font-weight:bold}.skip{background:#eee;color:#777}
 .legend span{display:inline-block;margin-right:1em;font-size:12px}
@@ -400,6 +400,7 @@ pre{font-size:12px;white-space:pre-wrap}
 window.addEventListener('error',function(e){document.body.dataset.errors=(document.body.dataset.errors||'')+e.message+';';});
 function filterRows(f){document.querySelectorAll('table.verdicts tbody tr').forEach(function(tr){tr.style.display=(!f||tr.dataset.features.indexOf(' '+f+' ')>=0)?'':'none';});}
 filterRows(document.getElementById('feature').value);
+document.body.dataset.scrollWidth=document.documentElement.scrollWidth;
 document.body.dataset.loaded='ok';
 </script>
 </body></html>
