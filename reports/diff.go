@@ -19,10 +19,10 @@ const (
 // suites (a spec is the same when its suite, controller, release, nodes,
 // gates and scenario are).
 type Change struct {
-	Key                string
-	Before, After      string // verdicts; "" where the run is absent
+	Key                 string
+	Before, After       string // verdicts; "" where the run is absent
 	BeforeSec, AfterSec float64
-	First              string // the new run's first failure
+	First               string // the new run's first failure
 }
 
 // Diff is what a CI gate says of a change: what newly fails, what newly
