@@ -186,6 +186,11 @@ func NewRun(s Spec, res *Result, lines string) (Run, error) {
 		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
 			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates
 		r.Figures, r.MirrorLags, r.Oracle, r.Unjudged = res.Figures, res.MirrorLags, res.Oracle, res.Unjudged
+		if res.Seconds > 0 {
+			// The scenario's own time: a drill's flight is judged by a
+			// spec of its own after it flew, which takes no time.
+			r.Seconds = res.Seconds
+		}
 		if len(res.Features) > 0 {
 			r.Features = res.Features
 		}

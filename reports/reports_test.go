@@ -368,3 +368,27 @@ func TestAtAGlance(t *testing.T) {
 		t.Errorf("a page without failures does not say none: %v", err)
 	}
 }
+
+// A drill's flights are rows of that drill's matrix, the step each started
+// at a column of its controller's path, with the flight's own time.
+func TestDrillMatrix(t *testing.T) {
+	path := "v1.36.3→v1.37.1→v1.36.3→v1.37.1"
+	var runs []Run
+	for _, ctl := range []string{"builtin", "reference"} {
+		for _, step := range []string{"0", "1"} {
+			for _, fl := range []string{"flight-sigterm", "flight-suspended"} {
+				runs = append(runs, Run{Suite: "jobconform drills", Scenario: "upgrade-downgrade-upgrade: " + fl + " at step " + step, Controller: ctl, Version: path, Verdict: "PASS", Seconds: 70})
+			}
+		}
+	}
+	runs = append(runs, Run{Suite: "jobconform drills", Scenario: "keeps every field and every finished pod across each change", Verdict: "PASS", Seconds: 169})
+	ms := matrices(runs)
+	if len(ms) != 2 || ms[1].Suite != "jobconform drills — upgrade-downgrade-upgrade" {
+		t.Fatalf("matrices: %+v", ms)
+	}
+	m := ms[1]
+	wantCols := []string{"builtin @ " + path + " · step 0", "builtin @ " + path + " · step 1", "reference @ " + path + " · step 0", "reference @ " + path + " · step 1"}
+	if !slices.Equal(m.Columns, wantCols) || len(m.Rows) != 2 || m.Rows[0].Scenario != "flight-sigterm" || m.Rows[0].Cells[3].Seconds != "70s" {
+		t.Errorf("drill matrix: columns %q, rows %+v", m.Columns, m.Rows)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -290,48 +292,65 @@ func atAGlance(runs []Run) ([]glance, []failure) {
 	return lines, failed
 }
 
-// matrices are the verdicts of each suite apart, each with only the
-// columns that ran in it: one grid of every suite's columns is mostly empty.
+// flightAt reads a drill flight's scenario, "<drill>: <flight> at step N".
+var flightAt = regexp.MustCompile(`^(.+): (.+) at step (\d+)$`)
+
+// place is where a run sits: which matrix, which row, which column. A drill's
+// flights are rows of a matrix of that drill, each step they started at a
+// column of its controller's path; any other run is its scenario's row in
+// its suite's matrix, under its controller and release.
+func place(r Run) (table, rowName, col string) {
+	if m := flightAt.FindStringSubmatch(r.Scenario); m != nil && r.Controller != "" {
+		return r.Suite + " — " + m[1], m[2], columnOf(r).String() + " · step " + m[3]
+	}
+	return r.Suite, r.Scenario, columnOf(r).String()
+}
+
+// matrices are the verdicts of each suite apart (a drill's flights apart
+// too), each with only the columns that ran in it: one grid of every
+// suite's columns is mostly empty.
 func matrices(runs []Run) []matrix {
-	bySuite := map[string][]int{}
-	var suites []string
+	type at struct{ row, col string }
+	tables := map[string]*struct {
+		cols, rows []string
+		cells      map[at]cell
+		features   map[string][]string
+	}{}
+	var names []string
 	for i, r := range runs {
 		if r.Control() {
 			continue
 		}
-		if _, ok := bySuite[r.Suite]; !ok {
-			suites = append(suites, r.Suite)
+		name, rowName, col := place(r)
+		t, ok := tables[name]
+		if !ok {
+			t = &struct {
+				cols, rows []string
+				cells      map[at]cell
+				features   map[string][]string
+			}{cells: map[at]cell{}, features: map[string][]string{}}
+			tables[name] = t
+			names = append(names, name)
 		}
-		bySuite[r.Suite] = append(bySuite[r.Suite], i)
+		if !slices.Contains(t.cols, col) {
+			t.cols = append(t.cols, col)
+		}
+		if _, seen := t.features[rowName]; !seen {
+			t.rows = append(t.rows, rowName)
+		}
+		t.features[rowName] = r.Features
+		t.cells[at{rowName, col}] = cell{r.Verdict, fmt.Sprintf("%.0fs", r.Seconds), anchor(r, i)}
 	}
-	sort.Strings(suites)
+	sort.Strings(names)
 	var out []matrix
-	for _, suite := range suites {
-		var in []Run
-		for _, i := range bySuite[suite] {
-			in = append(in, runs[i])
-		}
-		cols := columns(in)
-		m := matrix{Suite: suite}
-		for _, c := range cols {
-			m.Columns = append(m.Columns, c.String())
-		}
-		cells := map[string]map[column]cell{}
-		var order []string
-		featuresOf := map[string][]string{}
-		for _, i := range bySuite[suite] {
-			r := runs[i]
-			if _, ok := cells[r.Scenario]; !ok {
-				cells[r.Scenario] = map[column]cell{}
-				order = append(order, r.Scenario)
-			}
-			cells[r.Scenario][columnOf(r)] = cell{r.Verdict, fmt.Sprintf("%.0fs", r.Seconds), anchor(r, i)}
-			featuresOf[r.Scenario] = r.Features
-		}
-		for _, sc := range order {
-			rw := row{Scenario: sc, Features: " " + strings.Join(featuresOf[sc], " ") + " "}
-			for _, c := range cols {
-				rw.Cells = append(rw.Cells, cells[sc][c])
+	for _, name := range names {
+		t := tables[name]
+		sort.Strings(t.cols)
+		m := matrix{Suite: name, Columns: t.cols}
+		for _, rowName := range t.rows {
+			rw := row{Scenario: rowName, Features: " " + strings.Join(t.features[rowName], " ") + " "}
+			for _, c := range t.cols {
+				rw.Cells = append(rw.Cells, t.cells[at{rowName, c}])
 			}
 			m.Rows = append(m.Rows, rw)
 		}
