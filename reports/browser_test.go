@@ -60,7 +60,8 @@ func TestReportInHeadlessChromium(t *testing.T) {
 	if i := strings.Index(d, "data-errors="); i >= 0 {
 		t.Fatalf("script errors on the page: %.200s", d[i:])
 	}
-	for _, want := range []string{`<svg class="timeline"`, `pod-state failed`, `class="violation"`, `<table class="matrix verdicts"`, `id="glance"`, `id="failures"`} {
+	// Timelines are drawn lazily: the ones near the window must be drawn.
+	for _, want := range []string{`<svg class="timeline"`, `pod-state failed`, `class="violation"`, `<table class="matrix verdicts"`, `id="glance"`, `id="failures"`, `data-drawn="1"`} {
 		if !strings.Contains(d, want) {
 			t.Errorf("rendered page lacks %s", want)
 		}

@@ -413,13 +413,19 @@ pre{font-size:12px;white-space:pre-wrap}
 {{end}}</ul>{{end}}
 {{if .Chaos}}<pre class="chaos-log">{{range .Chaos}}{{.Time}} {{.Log}} → {{.Effect}}{{if .Error}} (error: {{.Error}}){{end}}
 {{end}}</pre>{{end}}
-{{.SVG}}</section>
+{{if .SVG}}<template class="timeline">{{.SVG}}</template><div class="timeline-slot"></div>{{end}}</section>
 {{end}}
 <script>
 window.addEventListener('error',function(e){document.body.dataset.errors=(document.body.dataset.errors||'')+e.message+';';});
 function filterRows(f){document.querySelectorAll('table.verdicts tbody tr').forEach(function(tr){tr.style.display=(!f||tr.dataset.features.indexOf(' '+f+' ')>=0)?'':'none';});}
 filterRows(document.getElementById('feature').value);
+// Timelines are drawn when their run comes near the window (or is linked
+// to): a report of hundreds of runs would lay out every SVG at load.
+function draw(slot){if(slot.dataset.drawn)return;slot.dataset.drawn='1';slot.appendChild(slot.previousElementSibling.content.cloneNode(true));}
+var slots=document.querySelectorAll('.timeline-slot');
+if('IntersectionObserver' in window){var io=new IntersectionObserver(function(es){es.forEach(function(e){if(e.isIntersecting){draw(e.target);io.unobserve(e.target);}});},{rootMargin:'600px'});slots.forEach(function(s){io.observe(s);});}else{slots.forEach(draw);}
 document.body.dataset.scrollWidth=document.documentElement.scrollWidth;
+document.body.dataset.loadMs=Math.round(performance.now());
 document.body.dataset.loaded='ok';
 </script>
 </body></html>
