@@ -423,7 +423,8 @@ filterRows(document.getElementById('feature').value);
 // to): a report of hundreds of runs would lay out every SVG at load.
 function draw(slot){if(slot.dataset.drawn)return;slot.dataset.drawn='1';slot.appendChild(slot.previousElementSibling.content.cloneNode(true));}
 var slots=document.querySelectorAll('.timeline-slot');
-if('IntersectionObserver' in window){var io=new IntersectionObserver(function(es){es.forEach(function(e){if(e.isIntersecting){draw(e.target);io.unobserve(e.target);}});},{rootMargin:'600px'});slots.forEach(function(s){io.observe(s);});}else{slots.forEach(draw);}
+var io='IntersectionObserver' in window?new IntersectionObserver(function(es){es.forEach(function(e){if(e.isIntersecting){draw(e.target);io.unobserve(e.target);}});},{rootMargin:'600px'}):null;
+slots.forEach(function(s){if(!io||s.getBoundingClientRect().top<window.innerHeight+600){draw(s);}else{io.observe(s);}});
 document.body.dataset.scrollWidth=document.documentElement.scrollWidth;
 document.body.dataset.loadMs=Math.round(performance.now());
 document.body.dataset.loaded='ok';
