@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -51,5 +53,29 @@ func TestCompare(t *testing.T) {
 	}
 	if Compare(after, after).Regressed() {
 		t.Error("a run compared with itself regressed")
+	}
+}
+
+// WriteCompared puts the comparison in report.html and summary.md.
+func TestWriteCompared(t *testing.T) {
+	before := []Run{{Suite: "s", Scenario: "a", Controller: "reference", Version: "v1.37.1", Verdict: "PASS"}}
+	after := []Run{{Suite: "s", Scenario: "a", Controller: "reference", Version: "v1.37.1", Verdict: "FAIL", Failures: []string{"invariant x: y"}}}
+	dir := t.TempDir()
+	path, err := WriteCompared(dir, "t", after, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(path)
+	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if !strings.Contains(string(page), `id="baseline"`) || !strings.Contains(string(page), "(was PASS): <code>invariant x: y</code>") {
+		t.Errorf("report.html lacks the comparison")
+	}
+	if !strings.Contains(string(md), "## Compared with the baseline") || !strings.Contains(string(md), "1 newly failing") {
+		t.Errorf("summary.md lacks the comparison:\n%s", md)
+	}
+	if path, _ := Write(t.TempDir(), "t", after); path != "" {
+		if page, _ := os.ReadFile(path); strings.Contains(string(page), `id="baseline"`) {
+			t.Error("a report without a baseline compares")
+		}
 	}
 }

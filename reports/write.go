@@ -118,6 +118,8 @@ type page struct {
 	Scale string
 	// Mirror is the dispatchers' mirroring lags (MirrorTable), "" without.
 	Mirror string
+	// Diff is the comparison with a baseline run (nil: none).
+	Diff *Diff
 }
 
 // control is one fault's row: a controller broken that way, run through
@@ -381,6 +383,12 @@ pre{font-size:12px;white-space:pre-wrap}
 <h2 id="failures">Failures</h2>
 {{if .Failed}}<ol class="failures">{{range .Failed}}<li><a href="#{{.Anchor}}">{{.Scenario}}</a> — {{.Column}}: <code>{{.First}}</code>{{if .More}} (and {{.More}} more){{end}}</li>
 {{end}}</ol>{{else}}<p class="none">none</p>{{end}}
+{{with .Diff}}<h2 id="baseline">Compared with the baseline</h2>
+<p>{{len .NewlyFailing}} newly failing, {{len .NewlyPassing}} newly passing, {{len .Slower}} slower beyond noise, {{.Same}} unchanged; {{len .OnlyBefore}} only in the baseline, {{len .OnlyAfter}} new.</p>
+{{if .NewlyFailing}}<ul class="failures">{{range .NewlyFailing}}<li class="FAIL">{{.Key}} (was {{.Before}}): <code>{{.First}}</code></li>
+{{end}}</ul>{{end}}{{if .NewlyPassing}}<ul>{{range .NewlyPassing}}<li class="PASS">{{.Key}} (was {{.Before}})</li>
+{{end}}</ul>{{end}}{{if .Slower}}<ul>{{range .Slower}}<li>{{.Key}}: {{printf "%.0f" .BeforeSec}}s → {{printf "%.0f" .AfterSec}}s</li>
+{{end}}</ul>{{end}}{{end}}
 <label>Feature <select id="feature" onchange="filterRows(this.value)"><option value="">all</option>{{range .Features}}<option>{{.}}</option>{{end}}</select></label>
 {{range .Matrices}}<h2>{{.Suite}}</h2>
 <table class="matrix verdicts"><thead><tr><th>scenario</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
@@ -508,11 +516,36 @@ func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 // Write writes report.html and summary.md of runs into dir; it returns the
 // HTML file's path.
 func Write(dir, title string, runs []Run) (string, error) {
+	return WriteCompared(dir, title, runs, nil)
+}
+
+// WriteCompared is Write with the runs compared with a baseline's (nil:
+// none), in both files, below the failures.
+func WriteCompared(dir, title string, runs, baseline []Run) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
+	var d *Diff
+	if baseline != nil {
+		c := Compare(baseline, runs)
+		d = &c
+	}
+	html := func(w io.Writer, runs []Run, title string) error {
+		p := build(runs, title)
+		p.Diff = d
+		return pageTemplate.Execute(w, p)
+	}
+	markdown := func(w io.Writer, runs []Run, title string) error {
+		if err := WriteMarkdown(w, runs, title); err != nil || d == nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		return WriteDiff(w, *d)
+	}
 	htmlPath := filepath.Join(dir, "report.html")
-	for path, write := range map[string]func(io.Writer, []Run, string) error{htmlPath: WriteHTML, filepath.Join(dir, "summary.md"): WriteMarkdown} {
+	for path, write := range map[string]func(io.Writer, []Run, string) error{htmlPath: html, filepath.Join(dir, "summary.md"): markdown} {
 		f, err := os.Create(path)
 		if err != nil {
 			return "", err

@@ -550,7 +550,7 @@ func (res *outcome) collect(jobs []job) error {
 // non-conformance or a run that judged nothing.
 func (res *outcome) verdict() error {
 	reports.Sort(res.runs)
-	path, err := reports.Write(res.artifacts, "jobconform", res.runs)
+	path, err := reports.WriteCompared(res.artifacts, "jobconform", res.runs, res.baseline)
 	if err != nil {
 		return err
 	}
@@ -569,7 +569,8 @@ func (res *outcome) verdict() error {
 		}
 	}
 	if res.baseline != nil {
-		if err := res.compare(); err != nil {
+		// report.html and summary.md have it too (WriteCompared).
+		if err := reports.WriteDiff(os.Stdout, reports.Compare(res.baseline, res.runs)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -608,18 +609,3 @@ func readBaseline(baseline, art string) ([]reports.Run, error) {
 	return runs, nil
 }
 
-// compare prints the comparison with the baseline and adds it to summary.md.
-func (res *outcome) compare() error {
-	var b strings.Builder
-	if err := reports.WriteDiff(&b, reports.Compare(res.baseline, res.runs)); err != nil {
-		return err
-	}
-	fmt.Printf("\n%s", b.String())
-	f, err := os.OpenFile(filepath.Join(res.artifacts, "summary.md"), os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = fmt.Fprintf(f, "\n%s", b.String())
-	return err
-}
