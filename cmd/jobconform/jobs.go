@@ -608,4 +608,3 @@ func readBaseline(baseline, art string) ([]reports.Run, error) {
 	}
 	return runs, nil
 }
-
