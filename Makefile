@@ -33,6 +33,7 @@ bench:
 	$(JOBCONFORM) bench $(ARGS)
 
 ## mutate: the conformance scenarios against the reference controller broken by each fault
+## (77 mutants: about 80 minutes on 2 cores; docs/mutation.md)
 mutate:
 	$(JOBCONFORM) mutate $(ARGS)
 
