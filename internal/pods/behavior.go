@@ -214,29 +214,24 @@ func (b Behavior) Apply(tmpl *corev1.PodTemplateSpec) {
 	}
 }
 
-// countsRuns: some pod must count its container's runs (Failures).
-func (b Behavior) countsRuns() bool {
-	if b.Failures > 0 {
+// anyPod: f holds for b or for one of its per-index overrides.
+func (b Behavior) anyPod(f func(Behavior) bool) bool {
+	if f(b) {
 		return true
 	}
 	for _, o := range b.ByIndex {
-		if o.Failures > 0 {
+		if f(o) {
 			return true
 		}
 	}
 	return false
 }
 
+// countsRuns: some pod must count its container's runs (Failures).
+func (b Behavior) countsRuns() bool { return b.anyPod(func(x Behavior) bool { return x.Failures > 0 }) }
+
 func (b Behavior) needsProbe() bool {
-	if b.ReadyAfter > 0 {
-		return true
-	}
-	for _, o := range b.ByIndex {
-		if o.ReadyAfter > 0 {
-			return true
-		}
-	}
-	return false
+	return b.anyPod(func(x Behavior) bool { return x.ReadyAfter > 0 })
 }
 
 // Script is the busybox shell program that behaves as b on a real kubelet.
