@@ -32,22 +32,18 @@ type Diff struct {
 	Same                                                      int
 }
 
-// Compare compares the runs of two suite runs (negative controls and
-// specs a filter left out are no verdicts, and are left out).
+// Compare compares the runs of two suite runs. A run of a controller
+// broken on purpose (--reference-faults) is compared as that controller's:
+// what a change that broke it would show.
 func Compare(before, after []Run) Diff {
 	key := func(r Run) string { return columnOf(r).String() + " " + r.Suite + ": " + r.Scenario }
 	old := map[string]Run{}
 	for _, r := range before {
-		if !r.Control() {
-			old[key(r)] = r
-		}
+		old[key(r)] = r
 	}
 	var d Diff
 	seen := map[string]bool{}
 	for _, r := range after {
-		if r.Control() {
-			continue
-		}
 		k := key(r)
 		seen[k] = true
 		c := Change{Key: k, After: r.Verdict, AfterSec: r.Seconds}

@@ -9,7 +9,7 @@ import (
 
 // A change names what newly fails (with its first failure), what newly
 // passes, what got slower beyond noise, and what ran on one side only;
-// small wobbles and negative controls are no change.
+// small wobbles are no change.
 func TestCompare(t *testing.T) {
 	run := func(sc, ctl, verdict string, secs float64, failures ...string) Run {
 		return Run{Suite: "jobconform conformance", Scenario: sc, Controller: ctl, Version: "v1.37.1", Verdict: verdict, Seconds: secs, Failures: failures}
@@ -22,7 +22,6 @@ func TestCompare(t *testing.T) {
 		run("a", "reference", "FAIL", 11, "step 1 (await active=1): not reached"), run("b", "reference", "PASS", 10),
 		run("c", "reference", "PASS", 80), run("d", "reference", "PASS", 14), run("new", "reference", "PASS", 10),
 		run("e", "reference", "PASS", 5), // ×2.5 but 3 s: noise
-		{Suite: "jobconform conformance", Scenario: "a", Controller: "reference", Version: "v1.37.1", Verdict: "FAIL", Faults: []string{"no-backoff"}},
 	}
 	d := Compare(before, after)
 	keys := func(cs []Change) string {
@@ -77,5 +76,16 @@ func TestWriteCompared(t *testing.T) {
 		if page, _ := os.ReadFile(path); strings.Contains(string(page), `id="baseline"`) {
 			t.Error("a report without a baseline compares")
 		}
+	}
+}
+
+// The reference broken on purpose (--reference-faults) is compared as the
+// reference: what a change that broke it would show.
+func TestCompareBrokenOnPurpose(t *testing.T) {
+	ok := Run{Suite: "s", Scenario: "a", Controller: "reference", Version: "v1.37.1", Verdict: "PASS"}
+	broken := ok
+	broken.Verdict, broken.Faults, broken.Failures = "FAIL", []string{"no-backoff"}, []string{"invariant backoff-respected: …"}
+	if d := Compare([]Run{ok}, []Run{broken}); len(d.NewlyFailing) != 1 || d.NewlyFailing[0].First != "invariant backoff-respected: …" {
+		t.Errorf("the broken reference: %+v", d)
 	}
 }
