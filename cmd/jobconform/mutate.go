@@ -171,18 +171,14 @@ func judgeKept(out string, faults []mutants.Mutant) ([]mutant, error) {
 		if _, err := os.Stat(full); err == nil || len(paths) == 0 {
 			paths = append([]string{full}, paths...)
 		}
-		for i, path := range paths {
+		for _, path := range paths {
 			runs, err := ginkgoreport.Load(path)
 			if err != nil {
 				return nil, usageError{fmt.Errorf("--rejudge: no kept run of %s in %s (%v): run it, or name the faults kept with --faults", f.Name, out, err)}
 			}
-			var r mutant
+			// The time stays the kept one: judging again takes none.
+			r := mutant{Fault: m.Fault, Breaks: m.Breaks, Labels: m.Labels}
 			r.Caught, r.By, r.Specs, r.Error = judge(runs)
-			if i == 0 {
-				m.Caught, m.By, m.Specs, m.Error = r.Caught, r.By, r.Specs, r.Error
-				continue
-			}
-			r.Fault, r.Breaks, r.Labels, r.Seconds = m.Fault, m.Breaks, m.Labels, m.Seconds
 			m = union(m, r)
 		}
 		results = append(results, m)

@@ -195,14 +195,19 @@ func TestJudgeKept(t *testing.T) {
 	if _, err := judgeKept(out, all[:3]); err == nil || !strings.Contains(err.Error(), all[2].Name) {
 		t.Fatalf("a fault without kept runs: %v", err)
 	}
-	// A focused run (--focus) adds its catches to the full run's.
+	// A focused run (--focus) adds its catches to the full run's; the time
+	// stays the one kept.
+	kept, _ := json.Marshal([]mutant{{Fault: all[0].Name, Seconds: 7}})
+	if err := os.WriteFile(filepath.Join(out, "mutation.json"), kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	keep(all[0].Name+"+focused", spec("x", types.SpecStateFailed, "step 0 (await failed=1): not reached"))
 	keep(all[1].Name+"+focused", spec("x", types.SpecStatePassed))
 	results, err = judgeKept(out, all[:2])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"a: step 1 (await active=1)", "x: step 0 (await failed=1)"}; !slices.Equal(results[0].By, want) || results[0].Specs != 3 {
+	if want := []string{"a: step 1 (await active=1)", "x: step 0 (await failed=1)"}; !slices.Equal(results[0].By, want) || results[0].Specs != 3 || results[0].Seconds != 7 {
 		t.Fatalf("a fault run in full and focused: %+v, want caught by %q over 3 specs", results[0], want)
 	}
 	if results[1].Caught || results[1].Specs != 2 {
