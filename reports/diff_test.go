@@ -60,7 +60,8 @@ func TestWriteCompared(t *testing.T) {
 	before := []Run{{Suite: "s", Scenario: "a", Controller: "reference", Version: "v1.37.1", Verdict: "PASS"}}
 	after := []Run{{Suite: "s", Scenario: "a", Controller: "reference", Version: "v1.37.1", Verdict: "FAIL", Failures: []string{"invariant x: y"}}}
 	dir := t.TempDir()
-	path, err := WriteCompared(dir, "t", after, before)
+	d := Compare(before, after)
+	path, err := WriteCompared(dir, "t", after, &d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -519,16 +519,11 @@ func Write(dir, title string, runs []Run) (string, error) {
 	return WriteCompared(dir, title, runs, nil)
 }
 
-// WriteCompared is Write with the runs compared with a baseline's (nil:
+// WriteCompared is Write with d, the runs compared with a baseline's (nil:
 // none), in both files, below the failures.
-func WriteCompared(dir, title string, runs, baseline []Run) (string, error) {
+func WriteCompared(dir, title string, runs []Run, d *Diff) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
-	}
-	var d *Diff
-	if baseline != nil {
-		c := Compare(baseline, runs)
-		d = &c
 	}
 	html := func(w io.Writer, runs []Run, title string) error {
 		p := build(runs, title)

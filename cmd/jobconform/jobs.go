@@ -550,7 +550,12 @@ func (res *outcome) collect(jobs []job) error {
 // non-conformance or a run that judged nothing.
 func (res *outcome) verdict() error {
 	reports.Sort(res.runs)
-	path, err := reports.WriteCompared(res.artifacts, "jobconform", res.runs, res.baseline)
+	var diff *reports.Diff
+	if res.baseline != nil {
+		d := reports.Compare(res.baseline, res.runs)
+		diff = &d
+	}
+	path, err := reports.WriteCompared(res.artifacts, "jobconform", res.runs, diff)
 	if err != nil {
 		return err
 	}
@@ -568,9 +573,9 @@ func (res *outcome) verdict() error {
 			errs = append(errs, fmt.Errorf("fidelity: %w", err))
 		}
 	}
-	if res.baseline != nil {
+	if diff != nil {
 		// report.html and summary.md have it too (WriteCompared).
-		if err := reports.WriteDiff(os.Stdout, reports.Compare(res.baseline, res.runs)); err != nil {
+		if err := reports.WriteDiff(os.Stdout, *diff); err != nil {
 			errs = append(errs, err)
 		}
 	}

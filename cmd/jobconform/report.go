@@ -84,8 +84,8 @@ func reportDiff(args []string) error {
 }
 
 // reportFiles are the Ginkgo JSON reports arg names: the files themselves,
-// or every report-*.json under a directory (a mutate run's, the built-in
-// oracle's kept runs and negative controls are no verdicts of the run).
+// or every report-<suite>.json under a directory (a run's artifacts; the
+// merged report.json and the oracle's kept observations are not read).
 func reportFiles(arg string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(arg, ",") {
