@@ -313,11 +313,12 @@ func place(r Run) (table, rowName, col string) {
 // suite's columns is mostly empty.
 func matrices(runs []Run) []matrix {
 	type at struct{ row, col string }
-	tables := map[string]*struct {
+	type table struct {
 		cols, rows []string
 		cells      map[at]cell
-		features   map[string][]string
-	}{}
+		features   map[string][]string // by row
+	}
+	tables := map[string]*table{}
 	var names []string
 	for i, r := range runs {
 		if r.Control() {
@@ -326,11 +327,7 @@ func matrices(runs []Run) []matrix {
 		name, rowName, col := place(r)
 		t, ok := tables[name]
 		if !ok {
-			t = &struct {
-				cols, rows []string
-				cells      map[at]cell
-				features   map[string][]string
-			}{cells: map[at]cell{}, features: map[string][]string{}}
+			t = &table{cells: map[at]cell{}, features: map[string][]string{}}
 			tables[name] = t
 			names = append(names, name)
 		}
