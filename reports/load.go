@@ -16,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/jobconform/jobconform/internal/starvation"
 	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
@@ -73,6 +74,8 @@ type Run struct {
 	Oracle *Oracle
 	// Unjudged: see Result.Unjudged.
 	Unjudged []string `json:",omitempty"`
+	// Starvation: see Result.Starvation.
+	Starvation *starvation.Reading `json:",omitempty"`
 	// Interrupted: the framework stopped the spec before its end (an
 	// interrupt, or --fail-fast after another spec failed), so what failed
 	// in it may be the stop, not the controller.
@@ -157,6 +160,9 @@ type Result struct {
 	// recording went on for, TailWait how long (seconds).
 	TailPending []string `json:"tailPending,omitempty"`
 	TailWait    float64  `json:"tailWait,omitempty"`
+	// Starvation is how starved the machine was while the run went on
+	// (internal/starvation); nil in reports older than the meter.
+	Starvation *starvation.Reading `json:"starvation,omitempty"`
 	// Unjudged says what of the run a check could not judge, and why
 	// ("invariant: what"): neither a failure nor a pass.
 	Unjudged []string `json:"unjudged,omitempty"`
@@ -185,7 +191,7 @@ func NewRun(s Spec, res *Result, lines string) (Run, error) {
 	if res != nil {
 		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
 			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates
-		r.Figures, r.MirrorLags, r.Oracle, r.Unjudged = res.Figures, res.MirrorLags, res.Oracle, res.Unjudged
+		r.Figures, r.MirrorLags, r.Oracle, r.Unjudged, r.Starvation = res.Figures, res.MirrorLags, res.Oracle, res.Unjudged, res.Starvation
 		if res.Seconds > 0 {
 			// The scenario's own time: a drill's flight is judged by a
 			// spec of its own after it flew, which takes no time.

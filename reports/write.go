@@ -67,7 +67,10 @@ type section struct {
 	Chaos                  []ChaosAction
 	Oracle                 *Oracle
 	Unjudged               []string
-	SVG                    template.HTML
+	// Machine is the starvation meter's reading of the run, Starved its
+	// note when it was red.
+	Machine, Starved string
+	SVG              template.HTML
 }
 
 type latency struct {
@@ -218,8 +221,12 @@ func build(runs []Run, title string) page {
 			p.Skip++
 		}
 		if r.Verdict != "skip" {
-			p.Sections = append(p.Sections, section{Anchor: anchor(r, i), Title: r.Scenario + " — " + columnOf(r).String(), Verdict: r.Verdict,
-				Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, Oracle: r.Oracle, Unjudged: r.Unjudged, SVG: template.HTML(Timeline(r))})
+			s := section{Anchor: anchor(r, i), Title: r.Scenario + " — " + columnOf(r).String(), Verdict: r.Verdict,
+				Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, Oracle: r.Oracle, Unjudged: r.Unjudged, SVG: template.HTML(Timeline(r))}
+			if m := r.Starvation; m != nil && m.Samples > 0 {
+				s.Machine, s.Starved = m.String(), m.Note()
+			}
+			p.Sections = append(p.Sections, s)
 		}
 	}
 	for f := range features {
@@ -365,7 +372,7 @@ body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table.matrix{border-collapse:collapse;font-size:13px}
 .matrix th,.matrix td{border:1px solid #ccc;padding:2px 6px;text-align:left}
 .matrix td:first-child{white-space:nowrap}.matrix th{max-width:8em;white-space:normal;vertical-align:bottom;font-weight:600}.matrix td{white-space:nowrap}table.glance{border-collapse:collapse;font-size:14px}.glance td{padding:2px 10px}ol.failures{font-size:13px}ol.failures code{white-space:pre-wrap}
-ul.unjudged{font-size:12px;color:#666;margin:.3em 0}table.oracle{border-collapse:collapse;font-size:12px;margin:.5em 0;max-width:100%}.oracle td,.oracle th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}.oracle code{white-space:pre-wrap;word-break:break-all}.oracle tr.FAIL td:first-child{color:#c00;font-weight:bold}
+p.machine{font-size:12px;color:#666;margin:.3em 0}p.machine.starved{color:#b35900}ul.unjudged{font-size:12px;color:#666;margin:.3em 0}table.oracle{border-collapse:collapse;font-size:12px;margin:.5em 0;max-width:100%}.oracle td,.oracle th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}.oracle code{white-space:pre-wrap;word-break:break-all}.oracle tr.FAIL td:first-child{color:#c00;font-weight:bold}
 .PASS{background:#d9f2e0}.FAIL{background:#f8d0cc;font-weight:bold}.skip{background:#eee;color:#777}
 .legend span{display:inline-block;margin-right:1em;font-size:12px}
 .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}
@@ -416,6 +423,7 @@ pre{font-size:12px;white-space:pre-wrap}
 {{end}}</table>{{end}}{{end}}
 {{if .Unjudged}}<ul class="unjudged">{{range .Unjudged}}<li>not judged — {{.}}</li>
 {{end}}</ul>{{end}}
+{{if .Machine}}<p class="machine{{if .Starved}} starved{{end}}">machine while it ran: {{.Machine}}{{if .Starved}} — <b>starved</b>{{end}}</p>{{end}}
 {{if .Chaos}}<pre class="chaos-log">{{range .Chaos}}{{.Time}} {{.Log}} → {{.Effect}}{{if .Error}} (error: {{.Error}}){{end}}
 {{end}}</pre>{{end}}
 {{if .SVG}}<template class="timeline">{{.SVG}}</template><div class="timeline-slot"></div>{{end}}</section>

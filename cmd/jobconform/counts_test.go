@@ -28,6 +28,10 @@ func TestREADMECounts(t *testing.T) {
 		"`chaos/\\*.yaml` \\((\\d+)\\)":            len(set.Chaos),
 		`on purpose, from outside its code: (\d+)`: len(mutants.All()),
 	})
+	claims(t, "docs/checks.md", map[string]int{
+		"`scenarios/catalog/conformance/\\*.yaml`, (\\d+) of": len(set.Conformance),
+		"`scenarios/catalog/chaos/\\*.yaml`, (\\d+) more":     len(set.Chaos),
+	})
 	claims(t, "docs/mutation.md", map[string]int{
 		`(\d+) realistic mistakes`: len(mutants.All()),
 	})

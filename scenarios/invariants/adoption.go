@@ -37,6 +37,7 @@ var AdoptionGrace = 20 * time.Second
 // release non-matching pods".
 var Adoption = Invariant{
 	Name:        "adoption",
+	Late:        true,
 	Description: "a matching orphan is adopted (controller ownerReference and tracking finalizer), a pod that stops matching is released, another owner's pod is never taken (within 20s)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.ForeignManagedBy {

@@ -42,6 +42,7 @@ var ReleaseWithin = 10 * time.Second
 // controller or the apiserver restarted (chaos): it may resume late.
 var FinalizerReleased = Invariant{
 	Name:        "finalizer-released",
+	Late:        true,
 	Description: "no pod keeps the tracking finalizer once the Job is finished; once it is finishing, their release never stalls more than a few seconds",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.Finalizer == "" {

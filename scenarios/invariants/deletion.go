@@ -27,6 +27,7 @@ var DeletionGrace = 20 * time.Second
 // least DeletionGrace after the removal, outside restarts.
 var ReleasedOnDeletion = Invariant{
 	Name:        "released-on-deletion",
+	Late:        true,
 	Description: "once the Job is deleted, no pod keeps the controller's tracking finalizer (within 20s; orphans included)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.Finalizer == "" {

@@ -27,6 +27,7 @@ import (
 // adoption or from an earlier, larger completions). Outside restarts.
 var IndexesValid = Invariant{
 	Name:        "indexes-valid",
+	Late:        true,
 	Description: "an Indexed Job's pods with no index, an index out of range or a duplicate index are deleted (within 20s)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation

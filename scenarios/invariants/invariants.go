@@ -175,6 +175,10 @@ type Invariant struct {
 	// carry those promises to the manager's Job — every status it shows is
 	// one the copy had, in order, each within MirrorWithin.
 	Manager bool
+	// Late marks an upper bound in time ("within", "settles"): a violation
+	// may be a starved machine as well as a slow controller, and its
+	// verdict says which the starvation meter saw (internal/starvation).
+	Late bool
 	// Applies tells whether the run gave the check what it reads (nil: always).
 	Applies func(Context) bool
 	Check   func(Context, timeline.Timeline) []Violation
@@ -230,6 +234,17 @@ var All = []Invariant{
 	FailedKeptUntilReplaced,
 	MetricsAgree,
 	Ledger,
+}
+
+// IsLate tells whether the invariant named name is an upper bound in time
+// (Invariant.Late).
+func IsLate(name string) bool {
+	for _, inv := range All {
+		if inv.Name == name {
+			return inv.Late
+		}
+	}
+	return false
 }
 
 // CheckAll evaluates every invariant.

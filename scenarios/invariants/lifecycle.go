@@ -245,6 +245,7 @@ const DeadlineLateBound = 20 * time.Second
 // clock. Not judged across a restart or a break in the recording.
 var DeadlineOnTime = Invariant{
 	Name:        "deadline-on-time",
+	Late:        true,
 	Description: "once activeDeadlineSeconds has passed since the start (or resume), the controller's next act on the Job is DeadlineExceeded; by the clock, within 20s",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
@@ -371,6 +372,7 @@ const eventSpamBurst = 25
 // not before the condition.
 var TerminalEvent = Invariant{
 	Name:        "terminal-event",
+	Late:        true,
 	Description: "one terminal event when the Job finishes (Normal Completed, or Warning with the failure reason), not before the condition",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		jobs := jobEntries(ctx, t)

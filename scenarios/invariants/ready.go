@@ -32,6 +32,7 @@ func podReady(p *corev1.Pod) bool {
 // scenario gives readyWithin are held to it.
 var ReadyFollows = Invariant{
 	Name:        "ready-follows",
+	Late:        true,
 	Description: "status.ready equals the Job's Ready pods within the scenario's readyWithin of every change that lasts that long",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.ReadyWithin <= 0 {

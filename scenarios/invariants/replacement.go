@@ -120,6 +120,7 @@ var countSettleWindow = 2 * SettleWindow
 // status.terminating equals the Job's pods that are being deleted and not terminal.
 var TerminatingSettles = Invariant{
 	Name:        "terminating-settles",
+	Late:        true,
 	Description: "once the controller settles, status.terminating equals the observed terminating pods",
 	// Releases with it keep a stale count until a backoff ends (seen on v1.34.3).
 	KnownBugs: []string{bugs.StaleStatusDuringBackoff.ID},
@@ -134,6 +135,7 @@ var TerminatingSettles = Invariant{
 // deleted (pkg/controller/job's FilterActivePods, v1.31.4 to v1.37.1).
 var ActiveSettles = Invariant{
 	Name:        "active-settles",
+	Late:        true,
 	Description: "once the controller settles, status.active equals the observed pods that are neither finished nor terminating",
 	// Releases with it report active=0 while a backoff defers a replacement.
 	KnownBugs: []string{bugs.StaleStatusDuringBackoff.ID},

@@ -58,6 +58,7 @@ func Backoff(n int) time.Duration {
 // scenario's awaits, which then time out.
 var ReplacementTiming = Invariant{
 	Name:        "replacement-timing",
+	Late:        true,
 	Description: "a failed or deleted pod is replaced after the policy allows it and within the backoff from the Job's latest failure plus a tolerance",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		type due struct {

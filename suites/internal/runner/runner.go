@@ -24,6 +24,7 @@ import (
 	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/internal/recorder"
+	"github.com/jobconform/jobconform/internal/starvation"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/oracle"
@@ -89,6 +90,9 @@ type StepResult struct {
 	Skipped bool
 	Message string
 	Time    time.Time
+	// TimedOut: an await's state did not come within its timeout (a
+	// timing verdict, read against the starvation meter).
+	TimedOut bool
 }
 
 // Result is one scenario run.
@@ -136,6 +140,10 @@ type Result struct {
 	Observation *oracle.Observation
 	Differences []oracle.Difference
 	OracleNote  string
+	// Starvation is how starved the machine was while the scenario ran
+	// (internal/starvation): a timing verdict that fails while it was red
+	// says so.
+	Starvation starvation.Reading
 }
 
 // Options are what some scenarios need beyond a client.
@@ -178,14 +186,27 @@ func (r *Result) Failures() []string {
 	if r.Err != nil {
 		out = append(out, "harness error: "+r.Err.Error())
 	}
+	starved := ""
+	if note := r.Starvation.Note(); note != "" {
+		starved = " [" + note + "]"
+	}
 	for _, s := range r.Steps {
 		if !s.OK && !s.Skipped {
-			out = append(out, fmt.Sprintf("step %d (%s): %s", s.Index, s.What, s.Message))
+			msg := fmt.Sprintf("step %d (%s): %s", s.Index, s.What, s.Message)
+			if s.TimedOut {
+				msg += starved
+			}
+			out = append(out, msg)
 		}
 	}
 	for _, inv := range r.Invariants {
+		late := invariants.IsLate(inv.Invariant)
 		for _, v := range inv.Violations {
-			out = append(out, "invariant "+v.String())
+			msg := "invariant " + v.String()
+			if late {
+				msg += starved
+			}
+			out = append(out, msg)
 		}
 	}
 	for _, d := range oracle.Failing(r.Differences) {
@@ -240,6 +261,8 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	}
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Timeout.Duration, 3*time.Minute))
 	defer cancel()
+	meter := startMeter(ctx, client)
+	defer meter.Stop()
 
 	ns, err := kube.CreateNamespace(ctx, client, namespacePrefix(c.Name))
 	if err != nil {
@@ -291,7 +314,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	if metricsSkip != "" {
 		r.Steps = append(r.Steps, StepResult{Index: len(r.Steps), What: "metrics", Skipped: true, Message: metricsSkip, Time: time.Now()})
 	}
-	judge(ctx, r, judged{client: client, version: version, s: s, c: c, o: o, ns: ns, copyName: copyName, rec: rec, inj: inj, metrics: metrics})
+	judge(ctx, r, judged{client: client, version: version, s: s, c: c, o: o, ns: ns, copyName: copyName, rec: rec, inj: inj, metrics: metrics, meter: meter})
 	return r
 }
 
@@ -308,6 +331,7 @@ type judged struct {
 	rec      *recorder.Recorder
 	inj      *chaos.Injector
 	metrics  *metricsRun
+	meter    *starvation.Meter
 }
 
 // judge ends run r: it records on until the final state is judged
@@ -359,6 +383,9 @@ func judge(ctx context.Context, r *Result, j judged) {
 		mirror, r.MirrorLags = invariants.Mirror(ictx, entries, o.MirrorWithin)
 		r.Invariants = append(r.Invariants, mirror, managerPods(j.client, j.ns))
 	}
+	j.meter.Stop()
+	r.Starvation = starvation.Summarize(j.meter.Samples())
+	r.Starvation.StatusLag = statusLag(entries).Seconds()
 	r.Judging = time.Since(judging)
 	cpu, _ := process.SelfUsage()
 	r.JudgingCPU = cpu - judgingCPU

@@ -1,15 +1,20 @@
 package runner
 
 import (
+	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/internal/pods"
+	"github.com/jobconform/jobconform/internal/starvation"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/timeline"
@@ -165,5 +170,73 @@ func TestNotAcrossClusters(t *testing.T) {
 		if got := NotAcrossClusters(s, tc.c); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s, %s: %q, want %q", tc.c.Name, tc.yaml, got, tc.want)
 		}
+	}
+}
+
+// A timing verdict that failed while the starvation meter was red says so;
+// a verdict that does not depend on time does not, nor does a timing one
+// on a machine that was not starved (readings recorded on two cores: idle,
+// and beside 16 spinning processes).
+func TestStarvedTimingVerdictsSaySo(t *testing.T) {
+	read := func(name string) starvation.Reading {
+		b, err := os.ReadFile("../../../internal/starvation/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s []starvation.Sample
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		return starvation.Summarize(s)
+	}
+	run := func(m starvation.Reading) *Result {
+		return &Result{
+			Steps: []StepResult{
+				{Index: 1, What: "await active=2", Message: "not reached within 1m0s (last status: active=1, want 2)", TimedOut: true},
+				{Index: 2, What: "act deletePod", Message: "no running pod to delete"},
+			},
+			Invariants: []invariants.Result{
+				{Invariant: "replacement-timing", Violations: []invariants.Violation{{Invariant: "replacement-timing", Message: "pod b replaced a 31s after the Job's latest failure"}}},
+				{Invariant: "counters-monotonic", Violations: []invariants.Violation{{Invariant: "counters-monotonic", Message: "succeeded went from 2 to 1"}}},
+			},
+			Starvation: m,
+		}
+	}
+	if !invariants.IsLate("replacement-timing") || invariants.IsLate("counters-monotonic") {
+		t.Fatal("replacement-timing is an upper bound in time, counters-monotonic is not")
+	}
+	got := run(read("starved-samples.json")).Failures()
+	want := []bool{true, false, true, false} // the timeout and the late replacement
+	if len(got) != len(want) {
+		t.Fatalf("failures %q", got)
+	}
+	for i, f := range got {
+		if says := strings.Contains(f, "the machine was starved during this run (run queue"); says != want[i] {
+			t.Errorf("failure %q: says starved %v, want %v", f, says, want[i])
+		}
+	}
+	for _, f := range run(read("idle-samples.json")).Failures() {
+		if strings.Contains(f, "starved") {
+			t.Errorf("idle machine, yet %q", f)
+		}
+	}
+}
+
+func TestStatusLag(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	pod := func(finished time.Time) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u"}}
+		if !finished.IsZero() {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(finished)}}}}
+		}
+		return p
+	}
+	tl := timeline.Timeline{
+		{Time: t0, Kind: "Pod", Object: pod(time.Time{})},
+		{Time: t0.Add(3 * time.Second), Kind: "Pod", Object: pod(t0.Add(time.Second))}, // seen 2s after its end
+		{Time: t0.Add(9 * time.Second), Kind: "Pod", Object: pod(t0.Add(time.Second))}, // the same end again: not a lag
+	}
+	if got := statusLag(tl); got != 2*time.Second {
+		t.Errorf("statusLag = %s, want 2s", got)
 	}
 }

@@ -317,6 +317,7 @@ func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.St
 	})
 	if err != nil {
 		res.Message = fmt.Sprintf("not reached within %s (%s)", timeout, why) + sp.knownBug(st.KnownBugs)
+		res.TimedOut = true
 		return res, -1
 	}
 	res.OK = true

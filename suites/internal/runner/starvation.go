@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/jobconform/jobconform/internal/starvation"
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// meterInterval is how often a run samples the machine: once a second,
+// the apiserver every other sample (a GET of a namespace: 24 runs at once
+// add a dozen requests a second, nothing beside their own watches).
+const meterInterval = time.Second
+
+// startMeter samples the machine and the apiserver client reaches while a
+// scenario runs. Any answer of the apiserver counts, a refusal included
+// (a user's cluster need not let the harness read namespace default).
+func startMeter(ctx context.Context, client kubernetes.Interface) *starvation.Meter {
+	return starvation.Start(ctx, meterInterval, func(ctx context.Context) error {
+		_, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
+		var status apierrors.APIStatus
+		if err != nil && errors.As(err, &status) && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+// statusLag is the longest a container's end took to show in its pod's
+// status as recorded: the first entry showing it terminated, less its
+// finishedAt (whole seconds: the lag reads up to a second long).
+func statusLag(t timeline.Timeline) time.Duration {
+	var worst time.Duration
+	seen := map[string]bool{}
+	for _, e := range t {
+		p := e.Pod()
+		if p == nil {
+			continue
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			term := cs.State.Terminated
+			if term == nil || term.FinishedAt.IsZero() {
+				continue
+			}
+			key := string(p.UID) + "/" + cs.Name + "/" + term.FinishedAt.String()
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			worst = max(worst, e.Time.Sub(term.FinishedAt.Time))
+		}
+	}
+	return worst
+}
