@@ -10,7 +10,7 @@ ARGS  ?=
 export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 JOBCONFORM := $(GO) run ./cmd/jobconform
 
-.PHONY: all run test unit bench mutate matrix fidelity drill scale multikueue binaries cluster vet verify hooks fmt clean
+.PHONY: all run test unit bench soak mutate matrix fidelity drill scale multikueue binaries cluster vet verify hooks fmt clean
 
 all: test
 
@@ -31,6 +31,11 @@ unit:
 ## bench: start-to-ready, judging 100 to 10,000 pods, then the conformance and chaos suites 3 times each (median)
 bench:
 	$(JOBCONFORM) bench $(ARGS)
+
+## soak: verdicts under load: conformance and chaos 3 times against the built-in and the reference
+## beside 2 spinning processes on kwok; false failures per 1,000 specs (docs/performance.md)
+soak:
+	$(JOBCONFORM) soak --rounds 3 --load 2 $(ARGS)
 
 ## mutate: the conformance scenarios against the reference controller broken by each fault
 ## (77 mutants: about 80 minutes on 2 cores; docs/mutation.md)

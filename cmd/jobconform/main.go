@@ -44,6 +44,7 @@ var commands = []subcommand{
 	{name: "bugs", args: "[--out F]", summary: "the known upstream bugs of the built-in controller (Markdown)", run: noContext(bugsPage)},
 	{name: "durations", args: "[--out F] REPORT.json...", summary: "record each spec's wall time (the suites run the longest first)", run: noContext(durations)},
 	{name: "mutate", args: "[--faults a,b] [flags]", summary: "run the conformance scenarios against the reference controller broken by each mutant; print the mutation score", run: mutate},
+	{name: "soak", args: "[--rounds N] [--load N] [run flags]", summary: "run the suites N times against the built-in and the reference, optionally beside spinning processes; count false failures per 1,000 specs", run: soak},
 	{name: "test", args: "[run flags]", summary: "from a checkout: install what the tests need, go test every package, then the suites as make test runs them", run: test},
 	{name: "bench", args: "[--runs N]", summary: "from a checkout: start-to-ready, then the conformance and chaos suites N times each (median wall time)", run: bench},
 	{name: "suite-process", hidden: true, owns: suiteProcess},
