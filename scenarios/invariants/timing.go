@@ -1,10 +1,12 @@
 package invariants
 
 import (
+	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -52,18 +54,24 @@ func Backoff(n int) time.Duration {
 // backoff_utils.go), so the bound is the Job's latest failure before the
 // replacement — the later of a pod's deletion and its Failed phase, as
 // releases differ there — plus ReplacementBound(every failure so far):
-// never tighter than upstream's. Replacements that are not due (the Job is
+// never tighter than upstream's. Late is proven first by cause: a status
+// the controller writes more than CauseGrace after that backoff ended,
+// while the Job wants the pod and it is missing, is a sync that could have
+// created it and did not, however loaded the machine; the clock's bound
+// is the second line. Replacements that are not due (the Job is
 // suspended, targeted for a terminal condition, rescaled, or needs no more
 // pods) are not timed; a replacement that never comes is left to the
 // scenario's awaits, which then time out.
 var ReplacementTiming = Invariant{
 	Name:        "replacement-timing",
 	Late:        true,
-	Description: "a failed or deleted pod is replaced after the policy allows it and within the backoff from the Job's latest failure plus a tolerance",
+	Description: "a failed or deleted pod is replaced after the policy allows it; not late: no status write past its due time without it, and within the backoff from the Job's latest failure plus a tolerance",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		type due struct {
 			pod *corev1.Pod
 			at  timeline.Entry // when the policy allowed the replacement
+			// late: a status write already proved the controller late on it
+			late bool
 		}
 		var out []Violation
 		var pending []due // in order of at
@@ -89,6 +97,22 @@ var ReplacementTiming = Invariant{
 				if !replacing(j) {
 					pending = nil
 				}
+				// By cause: a status write past the due time while a due
+				// replacement is still missing and the Job wants the pod.
+				dueAt := lastFailure.Add(Backoff(failures))
+				if before.job == nil || apiequality.Semantic.DeepEqual(before.job.Status, j.Status) || !e.Time.After(dueAt.Add(CauseGrace)) ||
+					disturbedBetween(ctx, lastFailure, e.Time) || !wanting(j, after) {
+					return
+				}
+				for i := range pending {
+					d := &pending[i]
+					if d.late || (indexOf(d.pod) != "" && !indexOwed(j, after, indexOf(d.pod))) {
+						continue
+					}
+					d.late = true
+					out = append(out, violation("replacement-timing", e, "the controller wrote the Job's status %s after the replacement of pod %s was due (backoff %s for %d failures, from %s) without creating it (a write after it was due to act, whatever the load)",
+						e.Time.Sub(dueAt).Round(100*time.Millisecond), d.pod.Name, Backoff(failures), failures, lastFailure.Format("15:04:05.000")))
+				}
 				return
 			}
 			p := e.Pod()
@@ -103,7 +127,7 @@ var ReplacementTiming = Invariant{
 					}
 					pending = append(pending[:i], pending[i+1:]...)
 					bound := ReplacementBound(failures)
-					if since := e.Time.Sub(lastFailure); since > bound && !disturbedBetween(ctx, lastFailure, e.Time) {
+					if since := e.Time.Sub(lastFailure); since > bound && !d.late && !disturbedBetween(ctx, lastFailure, e.Time) {
 						out = append(out, violation("replacement-timing", e, "pod %s replaced %s (due since %s) %s after the Job's latest failure (bound %s: backoff %s after %d failures + a quarter + %s)",
 							p.Name, d.pod.Name, d.at.Time.Format("15:04:05.000"), since.Round(100*time.Millisecond), bound, Backoff(failures), failures, ReplacementTolerance))
 					}
@@ -160,6 +184,41 @@ func surplus(j *batchv1.Job, before *world) bool {
 		}
 	}
 	return live > want
+}
+
+// wanting tells whether the Job has fewer live pods (neither terminal nor
+// being deleted) than it wants: a missing replacement is owed.
+func wanting(j *batchv1.Job, w *world) bool {
+	want := ptr.Deref(j.Spec.Parallelism, 1)
+	if j.Spec.Completions != nil {
+		want = min(want, max(*j.Spec.Completions-j.Status.Succeeded, 0))
+	} else if j.Status.Succeeded > 0 {
+		return false // a work queue with a success creates no more pods
+	}
+	live := int32(0)
+	for _, q := range w.podsOf(j.UID) {
+		if !podTerminal(q) && q.DeletionTimestamp == nil {
+			live++
+		}
+	}
+	return live < want
+}
+
+// indexOwed tells whether the Indexed Job still owes index ix a pod: in
+// range, neither completed nor failed, and no pod of it runs (not
+// terminal, not being deleted).
+func indexOwed(j *batchv1.Job, w *world, ix string) bool {
+	n, err := strconv.Atoi(ix)
+	if err != nil || n < 0 || n >= int(ptr.Deref(j.Spec.Completions, 0)) || parseIndexSet(j.Status.CompletedIndexes).has(n) ||
+		parseIndexSet(ptr.Deref(j.Status.FailedIndexes, "")).has(n) {
+		return false
+	}
+	for _, q := range w.podsOf(j.UID) {
+		if indexOf(q) == ix && !podTerminal(q) && q.DeletionTimestamp == nil {
+			return false
+		}
+	}
+	return true
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -131,4 +132,86 @@ func TestReplacementTiming(t *testing.T) {
 	target.wait(time.Minute)
 	target.pod("b", nil)
 	expectOK(t, ReplacementTiming, Context{}, target)
+}
+
+// By cause: a status write after a replacement was due, without it, proves
+// the controller late whatever the clock; a write within CauseGrace of the
+// due time, or while the Job wants no pod, proves nothing.
+func TestReplacementTimingByCause(t *testing.T) {
+	par2 := func(j *batchv1.Job) {
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](2), ptr.To[int32](2)
+		j.Spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
+	}
+	// a fails at 0s (due at 10s); the controller writes the status at 16s
+	// (b became ready) without a replacement, then replaces a at 17s: in
+	// the clock's bound (17.5s), late by its own write.
+	late := newBuilder(par2).pod("a", running).pod("b", running).pod("a", failed)
+	late.status(func(s *batchv1.JobStatus) { s.Failed, s.Active = 1, 1 })
+	late.wait(16 * time.Second)
+	late.status(func(s *batchv1.JobStatus) { s.Ready = ptr.To[int32](1) })
+	late.wait(time.Second)
+	late.pod("c", nil)
+	expectViolation(t, ReplacementTiming, Context{}, late, "wrote the Job's status 6.2s after the replacement of pod a was due")
+	if v := check(t, ReplacementTiming, Context{}, late); len(v) != 1 {
+		t.Errorf("one late replacement, %d violations: %v", len(v), v)
+	}
+
+	// The same write 14s after the failure (within CauseGrace of the due
+	// time): a sync that read the state before it was due.
+	early := newBuilder(par2).pod("a", running).pod("b", running).pod("a", failed)
+	early.status(func(s *batchv1.JobStatus) { s.Failed, s.Active = 1, 1 })
+	early.wait(14 * time.Second)
+	early.status(func(s *batchv1.JobStatus) { s.Ready = ptr.To[int32](1) })
+	early.wait(time.Second)
+	early.pod("c", nil)
+	expectOK(t, ReplacementTiming, Context{}, early)
+
+	// The replacement c came on time: a later write owes nothing.
+	done := newBuilder(par2).pod("a", running).pod("b", running).pod("a", failed)
+	done.wait(10 * time.Second)
+	done.pod("c", nil)
+	done.wait(10 * time.Second)
+	done.status(func(s *batchv1.JobStatus) { s.Failed, s.Active = 1, 2 })
+	expectOK(t, ReplacementTiming, Context{}, done)
+
+	// A work queue with a success wants no more pods: its writes owe none.
+	queue := newBuilder(func(j *batchv1.Job) { j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](2), nil }).
+		pod("a", running).pod("b", running).pod("a", failed).pod("b", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
+	queue.wait(20 * time.Second)
+	queue.status(func(s *batchv1.JobStatus) { s.Failed, s.Succeeded = 1, 1 })
+	expectOK(t, ReplacementTiming, Context{}, queue)
+
+	// A restart between the failure and the write: the controller forgot
+	// its backoff; no proof.
+	restarted := newBuilder(par2).pod("a", running).pod("b", running).pod("a", failed)
+	restarted.wait(16 * time.Second)
+	restarted.status(func(s *batchv1.JobStatus) { s.Failed, s.Active = 1, 1 })
+	expectOK(t, ReplacementTiming, Context{Restarts: []time.Time{restarted.now.Add(-5 * time.Second)}}, restarted)
+}
+
+// By cause: a status write that still shows a terminating pod's old count
+// more than CauseGrace after the pod changed it is stale, though the
+// recording never settles for 10s.
+func TestSettledCountsByCause(t *testing.T) {
+	busy := func(b *builder, d time.Duration) {
+		for range int(d / (2 * time.Second)) {
+			b.wait(2 * time.Second)
+			b.pod("x", running) // another pod's updates: never quiet for 10s
+		}
+	}
+	stale := newBuilder(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }).pod("a", running).pod("x", running)
+	stale.status(func(s *batchv1.JobStatus) { s.Active, s.Terminating = 2, ptr.To[int32](0) })
+	stale.pod("a", deleting)
+	busy(stale, 8*time.Second)
+	stale.status(func(s *batchv1.JobStatus) { s.Ready = ptr.To[int32](2) }) // 8s on, terminating still 0
+	expectViolation(t, TerminatingSettles, Context{}, stale, "wrote status.terminating=0 8.")
+
+	fresh := newBuilder(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }).pod("a", running).pod("x", running)
+	fresh.status(func(s *batchv1.JobStatus) { s.Active, s.Terminating = 2, ptr.To[int32](0) })
+	fresh.pod("a", deleting)
+	busy(fresh, 4*time.Second)
+	fresh.status(func(s *batchv1.JobStatus) { s.Ready = ptr.To[int32](2) }) // 4s on: within CauseGrace
+	busy(fresh, 4*time.Second)
+	fresh.status(func(s *batchv1.JobStatus) { s.Active, s.Terminating = 1, ptr.To[int32](1) })
+	expectOK(t, TerminatingSettles, Context{}, fresh)
 }
