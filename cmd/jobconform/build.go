@@ -59,10 +59,35 @@ func build(ctx context.Context, args []string) error {
 // buildReleases builds (once; cached) the binaries of the releases, and the
 // kubelet of the first of versions when kubelet is set, with progress.
 func buildReleases(ctx context.Context, versions, more []string, kubelet bool) error {
-	b := &k8sbin.Builder{Progress: os.Stderr}
+	build := releaseBuilder()
 	for i, v := range append(append([]string(nil), versions...), more...) {
 		if v == "" {
 			continue // an existing cluster
+		}
+		if err := build(ctx, v, false); err != nil {
+			return err
+		}
+		if kubelet && i == 0 {
+			if err := build(ctx, v, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// releaseBuilder builds (once; cached) one release's binaries, or with
+// kubelet set its kubelet, and says where they are.
+func releaseBuilder() func(ctx context.Context, v string, kubelet bool) error {
+	b := &k8sbin.Builder{Progress: os.Stderr}
+	return func(ctx context.Context, v string, kubelet bool) error {
+		if kubelet {
+			path, err := b.EnsureKubelet(ctx, v)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "Kubernetes %s:\n  %-24s %s\n", v, k8sbin.Kubelet, path)
+			return nil
 		}
 		set, err := b.Ensure(ctx, v)
 		if err != nil {
@@ -72,15 +97,8 @@ func buildReleases(ctx context.Context, versions, more []string, kubelet bool) e
 		for _, bin := range []k8sbin.Binary{k8sbin.APIServer, k8sbin.ControllerManager, k8sbin.Scheduler, k8sbin.Etcd, k8sbin.Kwok} {
 			fmt.Fprintf(os.Stderr, "  %-24s %s\n", bin, set.Path(bin))
 		}
-		if kubelet && i == 0 {
-			path, err := b.EnsureKubelet(ctx, v)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "  %-24s %s\n", k8sbin.Kubelet, path)
-		}
+		return nil
 	}
-	return nil
 }
 
 // buildKueue builds (once; cached) Kueue's manager of release v (""

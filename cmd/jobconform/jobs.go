@@ -292,6 +292,12 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 // beyond its verdicts: an error, or the message of a suite that failed on
 // the user's input.
 func (p *plan) streamJob(ctx context.Context, bin string, j job, out io.Writer, name, tag string) (badMsg string, err error) {
+	if err := p.builds.wait(ctx, j, tag); err != nil {
+		if ctx.Err() != nil {
+			return "", nil
+		}
+		return "", fmt.Errorf("%s: %w", j, err)
+	}
 	fmt.Fprintf(os.Stderr, "jobconform: %s running the %s, %d processes; reports in %s\n", tag, j, j.procs(), j.dir)
 	start := time.Now()
 	code, err := p.runJob(ctx, bin, j, out, name == "front")

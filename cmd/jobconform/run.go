@@ -33,6 +33,9 @@ type plan struct {
 	specs     map[string]int // suite → selected scenario specs
 	jobs      []job
 	baseline  []reports.Run // --baseline's runs, read before anything runs
+	// builds, when set, are being built beside the jobs: each job waits
+	// for its own (startBuilds); nil: everything was built before.
+	builds *builds
 }
 
 // settle resolves o's releases (internal/release) and checks the rest.
@@ -247,22 +250,24 @@ func runSuites(ctx context.Context, args []string) error {
 	return p.execute(ctx)
 }
 
-// execute builds what the plan needs and runs it.
+// execute builds what the plan needs and runs it: each suite starts once
+// its own release is built, beside the builds of the others.
 func (p *plan) execute(ctx context.Context) error {
 	for _, s := range p.o.Run.Suites {
 		fmt.Fprintf(os.Stderr, "jobconform: %s suite: %d scenario runs selected (%s; controllers %s)\n", s, p.specs[s], describeSources(p), strings.Join(p.o.ControllerNames(), ", "))
-	}
-	if err := buildReleases(ctx, p.o.Run.Versions, p.o.Run.BuiltinAt, p.o.Run.KubeletConformance || p.o.Nodes == options.NodesKubelet); err != nil {
-		return err
 	}
 	if p.runs("multikueue") {
 		if err := buildKueue(ctx, p.o.KueueVersion); err != nil {
 			return err
 		}
 	}
+	p.builds = startBuilds(ctx, p.o.Run.Versions, p.o.Run.BuiltinAt, p.o.Run.KubeletConformance || p.o.Nodes == options.NodesKubelet, releaseBuilder())
 	res, err := p.runJobs(ctx)
 	if err != nil {
 		return err
+	}
+	if err := p.builds.finish(ctx); err != nil {
+		res.errs = append(res.errs, err)
 	}
 	return res.verdict()
 }
