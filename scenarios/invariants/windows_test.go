@@ -1,0 +1,50 @@
+package invariants
+
+import (
+	"os"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// docs/checks.md states every window's value: the statement follows the code.
+func TestWindowsAsDocumented(t *testing.T) {
+	code := map[string]time.Duration{
+		"CauseGrace":           CauseGrace,
+		"ReplacementTolerance": ReplacementTolerance,
+		"countSettleWindow":    countSettleWindow,
+		"SettleWindow":         SettleWindow,
+		"RestartGrace":         RestartGrace,
+		"DeadlineActGrace":     DeadlineActGrace,
+		"DeadlineLateBound":    DeadlineLateBound,
+		"AdoptionGrace":        AdoptionGrace,
+		"DeletionGrace":        DeletionGrace,
+		"ReleaseWithin":        ReleaseWithin,
+		"TerminalEventGrace":   TerminalEventGrace,
+		"ReadySlack":           ReadySlack,
+		"MirrorWithin":         MirrorWithin,
+	}
+	data, err := os.ReadFile("../../docs/checks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := regexp.MustCompile("(?m)^\\| `(\\w+)` \\| ([0-9a-z.]+)").FindAllSubmatch(data, -1)
+	seen := map[string]bool{}
+	for _, r := range rows {
+		name, value := string(r[1]), string(r[2])
+		want, ok := code[name]
+		if !ok {
+			t.Errorf("docs/checks.md states window %s, which the code does not have", name)
+			continue
+		}
+		seen[name] = true
+		if got, err := time.ParseDuration(value); err != nil || got != want {
+			t.Errorf("docs/checks.md says %s is %s; the code has %s", name, value, want)
+		}
+	}
+	for name := range code {
+		if !seen[name] {
+			t.Errorf("docs/checks.md does not state window %s", name)
+		}
+	}
+}
