@@ -43,9 +43,13 @@ func mutate(ctx context.Context, args []string) error {
 	only := fs.String("faults", "", "comma-separated faults to run (default: every mutant of internal/mutants)")
 	rejudge := fs.Bool("rejudge", false, "run nothing: judge again the runs an earlier mutate kept in --out, and write its results anew")
 	all := fs.Bool("all-specs", false, "run every spec of each fault, not only up to its first catch (slower; names every check that catches it)")
+	load := fs.Int("load", 0, "processes spinning on the CPUs beside the runs: are the faults still caught on a loaded runner?")
 	focus := fs.String("focus", "", "run only the faults' specs whose text matches this regular expression (as run's --focus), to prove a coverage row's own checks; the catches are added to those kept in --out")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *load < 0 {
+		return usageError{fmt.Errorf("--load %d: give a number of processes, 0 for none", *load)}
 	}
 	faults := mutants.All()
 	if *only != "" {
@@ -69,6 +73,14 @@ func mutate(ctx context.Context, args []string) error {
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
+	}
+	stopHogs, err := startHogs(*load, *out)
+	if err != nil {
+		return err
+	}
+	defer stopHogs()
+	if *load > 0 {
+		fmt.Fprintf(os.Stderr, "jobconform mutate: beside %d spinning processes\n", *load)
 	}
 	s := mutateSettings{version: *version, procs: *procs, failFast: !*all, focus: *focus}
 	oracleFrom := builtinOracle(ctx, faults, s, filepath.Join(*out, s.subdir("builtin")))

@@ -16,7 +16,7 @@ import (
 // A soak counts every failed spec of a correct controller, not the skipped
 // ones nor a negative control's, and not the suite's exit code on top.
 func TestSoakCountsFalseFailures(t *testing.T) {
-	red := &starvation.Reading{Samples: 10, RunQueue: 6, RunQueueMax: 9, API: 0.2}
+	red := &starvation.Reading{Samples: 10, RunQueue: 3, RunQueueMax: 9, API: 1.5}
 	calm := &starvation.Reading{Samples: 10, RunQueue: 1, RunQueueMax: 2, API: 0.01}
 	failing := soakRound{dir: "round-1", runs: []reports.Run{
 		{Suite: "conformance", Spec: "[builtin] a", Version: "v1.37.1", Verdict: "PASS", Starvation: calm},
@@ -36,8 +36,8 @@ func TestSoakCountsFalseFailures(t *testing.T) {
 			t.Errorf("%s: %d judged, %d false failures; want %d and %d", c.r.dir, len(judged), c.r.falseFailures(), c.judged, c.false_)
 		}
 	}
-	if read, nred, rq, _, _, _ := failing.meter(); read != 2 || nred != 1 || rq != 3.5 {
-		t.Errorf("meter of round 1: %d read, %d red, run queue %.1f; want 2, 1, 3.5", read, nred, rq)
+	if read, nred, rq, _, _, _ := failing.meter(); read != 2 || nred != 1 || rq != 2 {
+		t.Errorf("meter of round 1: %d read, %d red, run queue %.1f; want 2, 1, 2.0", read, nred, rq)
 	}
 	s := soakSummary{suites: []string{"conformance"}, controllers: []string{"builtin", "reference"}, versions: []string{"v1.37.1"}, nodes: "kwok", load: 2, rounds: []soakRound{failing, crashed, clean}}
 	var b bytes.Buffer

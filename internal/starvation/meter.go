@@ -18,15 +18,15 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// Thresholds of a red reading. An idle two-core machine reads a run queue
-// of about 0.5 per CPU and answers a GET in a few milliseconds; the CI's
-// conformance suite (24 processes beside their cluster) reads 2–4 per CPU
-// and 10–100 ms, with short peaks — see docs/checks.md for the figures
-// measured. Red is well above what a loaded but working runner shows:
-// past these, the components' own deadlines and timers drift by seconds.
+// Thresholds of a red reading: beyond the load at which make soak measured
+// no false failure (docs/checks.md). Beside 2 spinning processes the
+// conformance and chaos suites read a mean run queue of 5.6–6.1 per CPU
+// (99th percentile of the runs 8.3–9.3), GETs answered within 0.2 s (90th
+// percentile) and pod statuses at most 1.6 s late, and all 198 specs of a
+// round passed: red says the machine was more starved than that.
 var (
 	// RedRunQueue: runnable threads per CPU, averaged over the run.
-	RedRunQueue = 4.0
+	RedRunQueue = 10.0
 	// RedAPILatency: the slowest answer of the apiserver to a GET.
 	RedAPILatency = time.Second
 	// RedSteal: the share of CPU time the hypervisor took from this guest.

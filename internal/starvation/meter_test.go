@@ -10,7 +10,7 @@ import (
 )
 
 // recorded reads samples a Meter took on this project's two-core machine
-// beside a local cluster: idle, and beside 16 spinning processes.
+// beside a local cluster: idle, and beside 32 spinning processes.
 func recorded(t *testing.T, name string) []Sample {
 	t.Helper()
 	b, err := os.ReadFile("testdata/" + name)
@@ -34,7 +34,7 @@ func TestRecordedReadings(t *testing.T) {
 	}
 	starved := Summarize(recorded(t, "starved-samples.json"))
 	if !starved.Red() {
-		t.Fatalf("machine beside 16 hogs on 2 CPUs read %s: not red", starved)
+		t.Fatalf("machine beside 32 hogs on 2 CPUs read %s: not red", starved)
 	}
 	if n := starved.Note(); !strings.Contains(n, "run queue") || !strings.Contains(n, "starved") {
 		t.Errorf("note %q does not name the run queue", n)

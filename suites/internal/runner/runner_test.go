@@ -176,7 +176,7 @@ func TestNotAcrossClusters(t *testing.T) {
 // A timing verdict that failed while the starvation meter was red says so;
 // a verdict that does not depend on time does not, nor does a timing one
 // on a machine that was not starved (readings recorded on two cores: idle,
-// and beside 16 spinning processes).
+// and beside 32 spinning processes).
 func TestStarvedTimingVerdictsSaySo(t *testing.T) {
 	read := func(name string) starvation.Reading {
 		b, err := os.ReadFile("../../../internal/starvation/testdata/" + name)
