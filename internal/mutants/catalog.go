@@ -58,6 +58,12 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "want = ptr.To(n)", "want = ptr.To[int32](0)"},
 		}},
+	{Name: "terminating-refreshed-every-9s", Suite: "conformance", Labels: "podReplacementPolicy",
+		Breaks: "counts terminating pods at most every 9s: status writes in between carry the last count",
+		Edits: []Edit{
+			{"sync.go", "// setTerminating writes status.terminating unless", "var terminatingCounted sync.Map // job UID → when its terminating pods were last counted\n\n// setTerminating writes status.terminating unless"},
+			{"sync.go", "\tchanged := !ptr.Equal(want, job.Status.Terminating)\n\tjob.Status.Terminating = want", "\tif at, ok := terminatingCounted.Load(job.UID); ok && c.clock.Since(at.(time.Time)) < 9*time.Second && job.Status.Terminating != nil {\n\t\treturn false\n\t}\n\tterminatingCounted.Store(job.UID, c.clock.Now())\n\tchanged := !ptr.Equal(want, job.Status.Terminating)\n\tjob.Status.Terminating = want"},
+		}},
 	{Name: "ready-counts-terminating", Suite: "conformance", Labels: "readiness",
 		Breaks: "counts ready pods that are terminating in status.ready",
 		Edits: []Edit{
