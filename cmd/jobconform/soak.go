@@ -126,6 +126,16 @@ func startHogs(n int, dir string) (stop func(), err error) {
 	return stop, nil
 }
 
+func plural(n int, what string) string {
+	switch {
+	case n == 1:
+		return "1 " + what
+	case strings.HasSuffix(what, "s"):
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // soakRound is one run of the suites.
 type soakRound struct {
 	dir  string
@@ -207,7 +217,8 @@ func (s soakSummary) falseFailures() int {
 
 func (s soakSummary) write(w io.Writer) {
 	fmt.Fprintf(w, "# Soak: %s against %s\n\n", strings.Join(s.suites, " + "), strings.Join(s.controllers, ", "))
-	fmt.Fprintf(w, "Kubernetes %s on %s nodes, %d rounds, beside %d spinning processes (%s).\n\n", strings.Join(s.versions, ", "), s.nodes, len(s.rounds), s.load, time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintf(w, "Kubernetes %s on %s nodes, %s, beside %s (%s).\n\n", strings.Join(s.versions, ", "), s.nodes,
+		plural(len(s.rounds), "round"), plural(s.load, "spinning process"), time.Now().UTC().Format("2006-01-02"))
 	total := 0
 	for i, r := range s.rounds {
 		judged, _ := r.judged()
