@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/jobconform/jobconform/internal/options"
@@ -101,7 +102,7 @@ func (b *builds) wait(ctx context.Context, j job, tag string) error {
 		}
 		what := "every release's binaries"
 		if needs != nil {
-			what = fmt.Sprint(needs) + "'s binaries"
+			what = "the binaries of " + strings.Join(needs, " and ")
 		}
 		fmt.Fprintf(os.Stderr, "jobconform: %s the %s waits for %s (building beside the suites)\n", tag, j, what)
 		select {

@@ -173,35 +173,33 @@ var ReplacementTiming = Invariant{
 // change (an adopted orphan, say): the pod that goes is the controller's
 // scale-down, not one to replace.
 func surplus(j *batchv1.Job, before *world) bool {
-	want := ptr.Deref(j.Spec.Parallelism, 1)
-	if j.Spec.Completions != nil {
-		want = min(want, max(*j.Spec.Completions-j.Status.Succeeded, 0))
-	}
-	live := int32(0)
-	for _, q := range before.podsOf(j.UID) {
-		if !podTerminal(q) && q.DeletionTimestamp == nil {
-			live++
-		}
-	}
+	live, want := liveAndWanted(j, before)
 	return live > want
 }
 
-// wanting tells whether the Job has fewer live pods (neither terminal nor
-// being deleted) than it wants: a missing replacement is owed.
+// wanting tells whether the Job has fewer live pods than it wants: a
+// missing replacement is owed (a work queue with a success creates none).
 func wanting(j *batchv1.Job, w *world) bool {
-	want := ptr.Deref(j.Spec.Parallelism, 1)
+	if j.Spec.Completions == nil && j.Status.Succeeded > 0 {
+		return false
+	}
+	live, want := liveAndWanted(j, w)
+	return live < want
+}
+
+// liveAndWanted counts the Job's live pods in w (neither terminal nor being
+// deleted) and how many it wants: parallelism, at most the completions left.
+func liveAndWanted(j *batchv1.Job, w *world) (live, want int32) {
+	want = ptr.Deref(j.Spec.Parallelism, 1)
 	if j.Spec.Completions != nil {
 		want = min(want, max(*j.Spec.Completions-j.Status.Succeeded, 0))
-	} else if j.Status.Succeeded > 0 {
-		return false // a work queue with a success creates no more pods
 	}
-	live := int32(0)
 	for _, q := range w.podsOf(j.UID) {
 		if !podTerminal(q) && q.DeletionTimestamp == nil {
 			live++
 		}
 	}
-	return live < want
+	return live, want
 }
 
 // indexOwed tells whether the Indexed Job still owes index ix a pod: in
