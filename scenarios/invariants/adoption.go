@@ -5,9 +5,10 @@ package invariants
 
 import (
 	"slices"
-	"sort"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,14 +32,17 @@ var AdoptionGrace = 20 * time.Second
 // running, the tracking finalizer (upstream's getPodsForJob: ClaimPods adds
 // both in one patch); a pod the Job owns whose labels stop matching is
 // released (no ownerReference to the Job); a pod another object controls is
-// never taken over. Within AdoptionGrace, outside restarts. Read in
+// never taken over. Late by cause first: a sync of the Job (a status write,
+// a pod it created) more than CauseGrace after the pod came due, which left
+// it undone — upstream claims pods at the start of every sync; else by the
+// clock, within AdoptionGrace. Outside restarts. Read in
 // pkg/controller/job (getPodsForJob) and pkg/controller (ClaimPods) of
 // v1.37.1; the e2e Conformance test "should adopt matching orphans and
 // release non-matching pods".
 var Adoption = Invariant{
 	Name:        "adoption",
 	Late:        true,
-	Description: "a matching orphan is adopted (controller ownerReference and tracking finalizer), a pod that stops matching is released, another owner's pod is never taken (within 20s)",
+	Description: "a matching orphan is adopted (controller ownerReference and tracking finalizer), a pod that stops matching is released, another owner's pod is never taken (by the next sync; by the clock, within 20s)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.ForeignManagedBy {
 			return nil
@@ -46,16 +50,19 @@ var Adoption = Invariant{
 		var out []Violation
 		type episode struct {
 			since timeline.Entry
+			pod   string
 			want  string // what the pod is due: "adopted (...)"
+			// late: a sync of the controller already proved it late
+			late bool
 		}
-		orphan := map[types.UID]episode{}    // matching, no controller, since
-		release := map[types.UID]episode{}   // owned, not matching, since
-		finalizer := map[types.UID]episode{} // adopted, running, no finalizer yet
+		orphan := map[types.UID]*episode{}    // matching, no controller, since
+		release := map[types.UID]*episode{}   // owned, not matching, since
+		finalizer := map[types.UID]*episode{} // adopted, running, no finalizer yet
 		owner := map[types.UID]*metav1.OwnerReference{}
-		late := func(ep episode, at time.Time) bool {
-			return at.Sub(ep.since.Time) > AdoptionGrace && !disturbedBetween(ctx, ep.since.Time, at)
+		late := func(ep *episode, at time.Time) bool {
+			return !ep.late && at.Sub(ep.since.Time) > AdoptionGrace && !disturbedBetween(ctx, ep.since.Time, at)
 		}
-		closeEp := func(m map[types.UID]episode, uid types.UID, at timeline.Entry, name string) {
+		closeEp := func(m map[types.UID]*episode, uid types.UID, at timeline.Entry, name string) {
 			if ep, ok := m[uid]; ok {
 				if late(ep, at.Time) {
 					out = append(out, violation("adoption", ep.since, "pod %s was %s only after %s", name, ep.want, at.Time.Sub(ep.since.Time).Round(time.Second)))
@@ -63,21 +70,41 @@ var Adoption = Invariant{
 				delete(m, uid)
 			}
 		}
-		replay(ctx, t, func(e timeline.Entry, _, after *world) {
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := after.job
 			running := j != nil && j.DeletionTimestamp == nil && !settledOrFinishing(j.Status)
+			if act := syncAct(e, before, after); act != "" && running {
+				// By cause: a sync past the due time that left a pod undone.
+				for _, m := range []map[types.UID]*episode{orphan, release, finalizer} {
+					for _, ep := range m {
+						if !ep.late && actedLate(ctx, ep.since.Time, e) {
+							ep.late = true
+							out = append(out, violation("adoption", e, "the controller %s %s after pod %s was due to be %s, and left it undone (a sync after it was due to act, whatever the load)",
+								act, e.Time.Sub(ep.since.Time).Round(100*time.Millisecond), ep.pod, ep.want))
+						}
+					}
+				}
+			}
+			if e.Kind == "Job" && before.job == nil && running {
+				// The Job's first sight: the orphans already there are due.
+				for _, p := range after.pods {
+					if metav1.GetControllerOf(p) == nil && p.DeletionTimestamp == nil && !podTerminal(p) && selects(j, p) {
+						orphan[p.UID] = &episode{since: e, pod: p.Name, want: "adopted (it matches the selector and has no controller)"}
+					}
+				}
+			}
 			if e.Kind == "Job" && !running {
 				// Nothing is due from a Job that is done or going: what
 				// was not done by now is judged by now.
-				for _, m := range []map[types.UID]episode{orphan, release} {
+				for _, m := range []map[types.UID]*episode{orphan, release} {
 					for uid := range m {
-						closeEp(m, uid, e, m[uid].since.Pod().Name)
+						closeEp(m, uid, e, m[uid].pod)
 					}
 				}
 				return
 			}
-			if e.Kind != "Pod" || j == nil {
-				return
+			if e.Kind != "Pod" || j == nil || j.Spec.Selector == nil {
+				return // (the apiserver gives every Job a selector)
 			}
 			p := e.Pod()
 			if e.Type == timeline.Deleted {
@@ -86,11 +113,7 @@ var Adoption = Invariant{
 				delete(finalizer, p.UID)
 				return
 			}
-			sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
-			if err != nil || j.Spec.Selector == nil {
-				sel = labels.Nothing()
-			}
-			matches := sel.Matches(labels.Set(p.Labels))
+			matches := selects(j, p)
 			ref := metav1.GetControllerOf(p)
 			prev, seen := owner[p.UID]
 			owner[p.UID] = ref
@@ -103,14 +126,14 @@ var Adoption = Invariant{
 			// An orphan is due adoption while it runs.
 			if ref == nil && matches && live && running {
 				if _, ok := orphan[p.UID]; !ok {
-					orphan[p.UID] = episode{since: e, want: "adopted (it matches the selector and has no controller)"}
+					orphan[p.UID] = &episode{since: e, pod: p.Name, want: "adopted (it matches the selector and has no controller)"}
 				}
 			} else {
 				closeEp(orphan, p.UID, e, p.Name)
 			}
 			// An adopted pod still running is due the tracking finalizer.
 			if mine && seen && prev == nil && live && ctx.Finalizer != "" {
-				finalizer[p.UID] = episode{since: e, want: "given the tracking finalizer " + ctx.Finalizer + " on adoption"}
+				finalizer[p.UID] = &episode{since: e, pod: p.Name, want: "given the tracking finalizer " + ctx.Finalizer + " on adoption"}
 			}
 			if !live || !mine || tracked {
 				closeEp(finalizer, p.UID, e, p.Name)
@@ -119,21 +142,31 @@ var Adoption = Invariant{
 			// ownerReference to the Job, and no tracking finalizer left.
 			if mine && !matches && running {
 				if _, ok := release[p.UID]; !ok {
-					release[p.UID] = episode{since: e, want: "released (its labels no longer match the selector: no ownerReference to the Job, no tracking finalizer)"}
+					release[p.UID] = &episode{since: e, pod: p.Name, want: "released (its labels no longer match the selector: no ownerReference to the Job, no tracking finalizer)"}
 				}
 			} else if !mine && !tracked {
 				closeEp(release, p.UID, e, p.Name)
 			}
 		})
 		end := recordingEnd(ctx, t)
-		for _, m := range []map[types.UID]episode{orphan, release, finalizer} {
+		for _, m := range []map[types.UID]*episode{orphan, release, finalizer} {
 			for _, ep := range m {
 				if late(ep, end) {
-					out = append(out, violation("adoption", ep.since, "pod %s was not %s within %s", ep.since.Pod().Name, ep.want, end.Sub(ep.since.Time).Round(time.Second)))
+					out = append(out, violation("adoption", ep.since, "pod %s was not %s within %s", ep.pod, ep.want, end.Sub(ep.since.Time).Round(time.Second)))
 				}
 			}
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+		sortViolations(out)
 		return out
 	},
+}
+
+// selects tells whether Job j's selector matches pod p (none matches a Job
+// without a valid selector).
+func selects(j *batchv1.Job, p *corev1.Pod) bool {
+	sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
+	if err != nil || j.Spec.Selector == nil {
+		return false
+	}
+	return sel.Matches(labels.Set(p.Labels))
 }

@@ -28,6 +28,7 @@ var DeletionGrace = 20 * time.Second
 var ReleasedOnDeletion = Invariant{
 	Name:        "released-on-deletion",
 	Late:        true,
+	ClockOnly:   "a deleted Job has no status to write and gets no pods; each orphan is released by a sync of its own, queued by its own event, so one pod released proves nothing of another",
 	Description: "once the Job is deleted, no pod keeps the controller's tracking finalizer (within 20s; orphans included)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		if ctx.Finalizer == "" {

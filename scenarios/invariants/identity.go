@@ -13,7 +13,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/scenarios/timeline"
@@ -145,6 +144,5 @@ func ownedOrMatching(j *batchv1.Job, p *corev1.Pod) bool {
 	if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == j.UID {
 		return true
 	}
-	sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
-	return err == nil && j.Spec.Selector != nil && sel.Matches(labels.Set(p.Labels))
+	return selects(j, p)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -22,16 +21,20 @@ import (
 
 // IndexesValid: while an Indexed Job runs, a pod it owns with no index, an
 // index outside [0, completions), or an index another of its running pods
-// already has, is deleted within AdoptionGrace (upstream's manageJob:
-// appendDuplicatedIndexPodsForRemoval, v1.37.1; such pods come from
-// adoption or from an earlier, larger completions). Outside restarts.
+// already has, is deleted by the controller's next sync (upstream's
+// manageJob: activePodsForRemoval takes them first, whatever the count,
+// v1.37.1; such pods come from adoption or from an earlier, larger
+// completions). Late by cause first: a sync (a status write, a pod it
+// created) more than CauseGrace after such a pod appeared that left it
+// running; else by the clock, within AdoptionGrace. Outside restarts.
 var IndexesValid = Invariant{
 	Name:        "indexes-valid",
 	Late:        true,
-	Description: "an Indexed Job's pods with no index, an index out of range or a duplicate index are deleted (within 20s)",
+	Description: "an Indexed Job's pods with no index, an index out of range or a duplicate index are deleted (by the next sync; by the clock, within 20s)",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		var out []Violation
 		bad := map[string]timeline.Entry{} // what is wrong (pod or index) → since
+		proven := map[string]bool{}        // of bad, those a sync proved late
 		// Kept up to date change by change (a Job of thousands of pods):
 		// the live pods of each valid index, and what is wrong with the others.
 		byIndex := map[string]map[string]bool{}
@@ -72,9 +75,19 @@ var IndexesValid = Invariant{
 			ref := metav1.GetControllerOf(p)
 			return ref != nil && ref.UID == j.UID && !podTerminal(p) && p.DeletionTimestamp == nil
 		}
-		replay(ctx, t, func(e timeline.Entry, _, after *world) {
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := after.job
 			judged := j != nil && isIndexedJob(j) && j.DeletionTimestamp == nil && replacing(j)
+			if act := syncAct(e, before, after); act != "" && judged {
+				// By cause: a sync past the due time that left it running.
+				for what, since := range bad {
+					if !proven[what] && actedLate(ctx, since.Time, e) {
+						proven[what] = true
+						out = append(out, violation("indexes-valid", e, "%s: the controller %s %s later and left it running (a sync after it was due to act, whatever the load)",
+							what, act, e.Time.Sub(since.Time).Round(100*time.Millisecond)))
+					}
+				}
+			}
 			if j != nil && ptr.Deref(j.Spec.Completions, 0) != completions {
 				// Another size: every live pod is filed again (rare).
 				completions = ptr.Deref(j.Spec.Completions, 0)
@@ -98,10 +111,11 @@ var IndexesValid = Invariant{
 			}
 			for what, since := range bad {
 				if !now[what] {
-					if late := e.Time.Sub(since.Time); late > AdoptionGrace && !disturbedBetween(ctx, since.Time, e.Time) {
+					if late := e.Time.Sub(since.Time); late > AdoptionGrace && !proven[what] && !disturbedBetween(ctx, since.Time, e.Time) {
 						out = append(out, violation("indexes-valid", since, "%s: removed only after %s", what, late.Round(time.Second)))
 					}
 					delete(bad, what)
+					delete(proven, what)
 				}
 			}
 			for what := range now {
@@ -112,11 +126,11 @@ var IndexesValid = Invariant{
 		})
 		end := recordingEnd(ctx, t)
 		for what, since := range bad {
-			if late := end.Sub(since.Time); late > AdoptionGrace && !disturbedBetween(ctx, since.Time, end) {
+			if late := end.Sub(since.Time); late > AdoptionGrace && !proven[what] && !disturbedBetween(ctx, since.Time, end) {
 				out = append(out, violation("indexes-valid", since, "%s: not removed within %s", what, late.Round(time.Second)))
 			}
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+		sortViolations(out)
 		return out
 	},
 }

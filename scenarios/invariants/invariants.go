@@ -179,6 +179,11 @@ type Invariant struct {
 	// may be a starved machine as well as a slow controller, and its
 	// verdict says which the starvation meter saw (internal/starvation).
 	Late bool
+	// ClockOnly, for a Late invariant, says why no act of the controller in
+	// the recording can prove it late, so the clock alone judges it; empty,
+	// the check proves lateness by cause first (cause.go): a sync the
+	// controller ran after it was due to act, which left the act undone.
+	ClockOnly string
 	// Applies tells whether the run gave the check what it reads (nil: always).
 	Applies func(Context) bool
 	Check   func(Context, timeline.Timeline) []Violation

@@ -373,6 +373,7 @@ const eventSpamBurst = 25
 var TerminalEvent = Invariant{
 	Name:        "terminal-event",
 	Late:        true,
+	ClockOnly:   "events leave through client-go's asynchronous sink (batched, retried, spam-filtered): no write of the controller shows an event it did not send",
 	Description: "one terminal event when the Job finishes (Normal Completed, or Warning with the failure reason), not before the condition",
 	Check: func(ctx Context, t timeline.Timeline) []Violation {
 		jobs := jobEntries(ctx, t)

@@ -28,8 +28,10 @@ func podReady(p *corev1.Pod) bool {
 
 // ReadyFollows: whenever the number of Ready pods of the Job (not
 // terminating) holds still for ReadyWithin, status.ready shows it by then
-// (Pod Ready++ readiness gates feeding status.ready). Only runs whose
-// scenario gives readyWithin are held to it.
+// (Pod Ready++ readiness gates feeding status.ready). Late by cause first: a
+// status write more than CauseGrace after the count changed that does not
+// show it (staleWrites); then by the clock, the scenario's readyWithin. Only
+// runs whose scenario gives readyWithin are held to it.
 var ReadyFollows = Invariant{
 	Name:        "ready-follows",
 	Late:        true,
@@ -46,11 +48,18 @@ var ReadyFollows = Invariant{
 		}
 		var podSamples, jobSamples []sample
 		owned := ownedCount{pred: podReady}
+		unknown := unknownSpans(t)
+		stale := staleWrites{ctx: ctx, name: "ready-follows", field: "ready", unknown: unknown,
+			reported: func(s batchv1.JobStatus) *int32 { return s.Ready },
+			owes: func(j *batchv1.Job) bool {
+				return j.DeletionTimestamp == nil && finished(j.Status) == nil && !ptr.Deref(j.Spec.Suspend, false)
+			}}
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			n := owned.update(e, before, after)
 			if after.job == nil {
 				return
 			}
+			stale.visit(e, before, after, n)
 			if e.Kind == "Job" {
 				jobSamples = append(jobSamples, sample{e, ptr.Deref(after.job.Status.Ready, 0), after.job})
 				return
@@ -59,7 +68,6 @@ var ReadyFollows = Invariant{
 				podSamples = append(podSamples, sample{e, n, after.job})
 			}
 		})
-		unknown := unknownSpans(t)
 		end := recordingEnd(ctx, t)
 		statusAt := func(at time.Time) *sample {
 			var last *sample
@@ -71,7 +79,11 @@ var ReadyFollows = Invariant{
 			}
 			return last
 		}
-		var out []Violation
+		out := stale.out
+		caught := map[time.Time]bool{} // counts a write already proved stale, by when they began
+		for _, at := range stale.proven {
+			caught[at] = true
+		}
 		for i, s := range podSamples {
 			until := end
 			if i+1 < len(podSamples) {
@@ -85,7 +97,7 @@ var ReadyFollows = Invariant{
 			if st == nil || finished(st.job.Status) != nil || ptr.Deref(st.job.Spec.Suspend, false) {
 				continue
 			}
-			if st.ready != s.ready {
+			if st.ready != s.ready && !caught[s.e.Time] {
 				out = append(out, violation("ready-follows", s.e, "%d pods Ready from %s on, but status.ready=%d %s later",
 					s.ready, s.e.Time.Format("15:04:05.000"), st.ready, bound))
 			}

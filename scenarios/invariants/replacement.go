@@ -9,7 +9,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -204,45 +203,4 @@ func settledCount(ctx Context, t timeline.Timeline, window time.Duration, name, 
 		}
 	}
 	return out
-}
-
-// CauseGrace is how long after the moment a controller was due to act a
-// status it writes may still come from a sync that read the state before
-// that moment: the controllers batch pod events for a second, and a sync's
-// read and its write are apart (seconds on a saturated machine).
-const CauseGrace = 5 * time.Second
-
-// staleWrites proves a status counter late by the controller's own acts,
-// whatever the machine's load: a status write more than CauseGrace after
-// the pods last changed the count, which still does not show it, is a
-// sync that saw the pods and did not count them. Writes are ordered by
-// revision among the pods' changes (replay), not by arrival.
-type staleWrites struct {
-	ctx         Context
-	name, field string
-	reported    func(batchv1.JobStatus) *int32
-	unknown     []unknownSpan
-	count       int32
-	since       time.Time // when the pods last changed the count
-	started     bool
-	flagged     time.Time // the change a write was already found stale on
-	out         []Violation
-}
-
-func (w *staleWrites) visit(e timeline.Entry, before, after *world, n int32) {
-	if !w.started || n != w.count {
-		w.started, w.count, w.since = true, n, e.Time
-		return
-	}
-	if e.Kind != "Job" || before.job == nil || apiequality.Semantic.DeepEqual(before.job.Status, after.job.Status) {
-		return // not a status write
-	}
-	got := w.reported(after.job.Status)
-	if got == nil || *got == n || e.Time.Sub(w.since) <= CauseGrace || w.flagged.Equal(w.since) ||
-		inUnknownRV(w.unknown, e.Revision()) || disturbedBetween(w.ctx, w.since, e.Time) {
-		return
-	}
-	w.flagged = w.since
-	w.out = append(w.out, violation(w.name, e, "the controller wrote status.%s=%d %s after the pods last changed it: %d pods were %s since %s (a write after it was due to count them, whatever the load)",
-		w.field, *got, e.Time.Sub(w.since).Round(100*time.Millisecond), n, w.field, w.since.Format("15:04:05.000")))
 }

@@ -1,0 +1,102 @@
+// Lateness proven by the controller's own acts: a sync it ran after it was
+// due to do something, which did not do it. Such a proof does not depend on
+// the machine's load, as a clock bound does; the checks fall back to their
+// clock bounds only where no act of the controller shows it.
+
+package invariants
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/jobconform/jobconform/scenarios/timeline"
+)
+
+// CauseGrace is how long after the moment a controller was due to act a
+// status it writes may still come from a sync that read the state before
+// that moment: the controllers batch pod events for a second, and a sync's
+// read and its write are apart (seconds on a saturated machine).
+const CauseGrace = 5 * time.Second
+
+// syncAct names the controller's act at e that shows it synced its Job —
+// a write of the Job's status, or a pod it created — and is "" for any other
+// change. Replay orders the acts by revision among everything else.
+func syncAct(e timeline.Entry, before, after *world) string {
+	j := after.job
+	if j == nil || before.job == nil || before.job.UID != j.UID {
+		return ""
+	}
+	switch {
+	case e.Kind == "Job" && !apiequality.Semantic.DeepEqual(before.job.Status, j.Status):
+		return "wrote the Job's status"
+	case e.Kind == "Pod" && e.Type == timeline.Added:
+		p := e.Pod()
+		if _, known := before.pods[p.UID]; known || p.Annotations[BroughtAnnotation] != "" {
+			return ""
+		}
+		if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == j.UID {
+			return "created pod " + p.Name
+		}
+	}
+	return ""
+}
+
+// actedLate tells whether an act at e, of a controller due to act since
+// due, proves it late: it comes more than CauseGrace later, with no restart
+// or break in the recording between that could excuse it.
+func actedLate(ctx Context, due time.Time, e timeline.Entry) bool {
+	return e.Time.Sub(due) > CauseGrace && !disturbedBetween(ctx, due, e.Time)
+}
+
+// staleWrites proves a status counter late by the controller's own acts,
+// whatever the machine's load: a status write more than CauseGrace after
+// the pods last changed the count, which still does not show it, is a
+// sync that saw the pods and did not count them. Writes are ordered by
+// revision among the pods' changes (replay), not by arrival.
+type staleWrites struct {
+	ctx         Context
+	name, field string
+	reported    func(batchv1.JobStatus) *int32
+	owes        func(*batchv1.Job) bool // nil: every Job owes the count
+	unknown     []unknownSpan
+	count       int32
+	since       time.Time // when the pods last changed the count
+	started     bool
+	flagged     time.Time   // the change a write was already found stale on
+	proven      []time.Time // every change a write was found stale on
+	out         []Violation
+}
+
+func (w *staleWrites) visit(e timeline.Entry, before, after *world, n int32) {
+	if !w.started || n != w.count {
+		w.started, w.count, w.since = true, n, e.Time
+		return
+	}
+	if e.Kind != "Job" || before.job == nil || apiequality.Semantic.DeepEqual(before.job.Status, after.job.Status) {
+		return // not a status write
+	}
+	got := w.reported(after.job.Status)
+	if got == nil || *got == n || (w.owes != nil && !w.owes(after.job)) || w.flagged.Equal(w.since) ||
+		inUnknownRV(w.unknown, e.Revision()) || !actedLate(w.ctx, w.since, e) {
+		return
+	}
+	w.flagged = w.since
+	w.proven = append(w.proven, w.since)
+	w.out = append(w.out, violation(w.name, e, "the controller wrote status.%s=%d %s after the pods last changed it: %d pods were %s since %s (a write after it was due to count them, whatever the load)",
+		w.field, *got, e.Time.Sub(w.since).Round(100*time.Millisecond), n, w.field, w.since.Format("15:04:05.000")))
+}
+
+// sortViolations puts violations in the recording's order, and those of one
+// change (an act that proved several things late, found in map order) by
+// their messages: the same recording always reads the same.
+func sortViolations(out []Violation) {
+	slices.SortFunc(out, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Message, b.Message))
+	})
+}
