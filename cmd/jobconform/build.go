@@ -18,6 +18,7 @@ func versionsFlag(fs *flag.FlagSet, usage string) *options.Options {
 		fmt.Fprintln(os.Stderr, "jobconform: warning:", err)
 	}
 	o.AddVersionsFlag(fs, usage)
+	options.AddBinariesFlag(fs)
 	describeReleases(fs)
 	return &o
 }

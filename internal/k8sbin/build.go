@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,8 +57,13 @@ type Builder struct {
 	// Progress receives one line per step and a heartbeat during long builds;
 	// nil means os.Stderr.
 	Progress io.Writer
-	// Heartbeat is how often a running build reports; default 20s.
+	// Heartbeat is how often a running build or download reports; default 20s.
 	Heartbeat time.Duration
+	// Binaries says whether to build, download, or try downloading first
+	// (download.go); nil: the environment's setting (options.BinariesFromEnv).
+	Binaries *options.Binaries
+	// Client fetches downloads; nil: a client with the environment's proxy.
+	Client *http.Client
 
 	mu sync.Mutex // one progress line at a time: builds run side by side
 }
@@ -137,10 +143,14 @@ func (b *Builder) ensureRelease(ctx context.Context, root string, set *Set) erro
 		paths[bin] = filepath.Join(kdir, string(bin))
 	}
 	err := b.ensure(ctx, kdir, k8sBins, func(tmp string) error {
-		return b.buildKubernetes(ctx, v, tmp, map[string]Binary{
-			"k8s.io/kubernetes/cmd/kube-apiserver":          APIServer,
-			"k8s.io/kubernetes/cmd/kube-controller-manager": ControllerManager,
-			"k8s.io/kubernetes/cmd/kube-scheduler":          Scheduler,
+		return b.obtain(tmp, "Kubernetes "+v, func() error {
+			return b.downloadKubernetes(ctx, v, tmp, k8sBins, true)
+		}, func() error {
+			return b.buildKubernetes(ctx, v, tmp, map[string]Binary{
+				"k8s.io/kubernetes/cmd/kube-apiserver":          APIServer,
+				"k8s.io/kubernetes/cmd/kube-controller-manager": ControllerManager,
+				"k8s.io/kubernetes/cmd/kube-scheduler":          Scheduler,
+			})
 		})
 	})
 	if err != nil {
@@ -155,8 +165,12 @@ func (b *Builder) ensureRelease(ctx context.Context, root string, set *Set) erro
 	edir := filepath.Join(root, "etcd", ev)
 	paths[Etcd] = filepath.Join(edir, string(Etcd))
 	err = b.ensure(ctx, edir, []Binary{Etcd}, func(tmp string) error {
-		return b.buildModule(ctx, tmp, "etcd "+ev, "go.etcd.io/etcd/server/v3", ev, nil,
-			map[string]Binary{"go.etcd.io/etcd/server/v3": Etcd}, "")
+		return b.obtain(tmp, "etcd "+ev, func() error {
+			return b.downloadEtcd(ctx, ev, tmp)
+		}, func() error {
+			return b.buildModule(ctx, tmp, "etcd "+ev, "go.etcd.io/etcd/server/v3", ev, nil,
+				map[string]Binary{"go.etcd.io/etcd/server/v3": Etcd}, "")
+		})
 	})
 	if err != nil {
 		return err
@@ -187,7 +201,11 @@ func (b *Builder) EnsureKubelet(ctx context.Context, v string) (string, error) {
 	}
 	kdir := filepath.Join(root, "kubernetes", v)
 	err = b.ensure(ctx, kdir, []Binary{Kubelet}, func(tmp string) error {
-		return b.buildKubernetes(ctx, v, tmp, map[string]Binary{"k8s.io/kubernetes/cmd/kubelet": Kubelet})
+		return b.obtain(tmp, "the kubelet of "+v, func() error {
+			return b.downloadKubernetes(ctx, v, tmp, []Binary{Kubelet}, false)
+		}, func() error {
+			return b.buildKubernetes(ctx, v, tmp, map[string]Binary{"k8s.io/kubernetes/cmd/kubelet": Kubelet})
+		})
 	})
 	return filepath.Join(kdir, string(Kubelet)), err
 }
@@ -287,14 +305,9 @@ func (b *Builder) buildKubernetes(ctx context.Context, v, tmp string, commands m
 	if len(replaces) == 0 {
 		return fmt.Errorf("k8s.io/kubernetes %s: go.mod has no staging replace block; cannot build it from modules", v)
 	}
-	etcdVersion := ""
-	for _, r := range gomod.Require {
-		if r.Mod.Path == "go.etcd.io/etcd/client/v3" {
-			etcdVersion = r.Mod.Version
-		}
-	}
-	if etcdVersion == "" {
-		return fmt.Errorf("k8s.io/kubernetes %s: go.mod does not require go.etcd.io/etcd/client/v3; cannot tell which etcd to build", v)
+	etcdVersion, err := requiredEtcd(gomod, v)
+	if err != nil {
+		return err
 	}
 	sv := release.Staging(v)
 	var pins []string
@@ -315,6 +328,17 @@ func (b *Builder) buildKubernetes(ctx context.Context, v, tmp string, commands m
 		return err
 	}
 	return os.WriteFile(filepath.Join(tmp, "out", "etcd-version"), []byte(etcdVersion+"\n"), 0o644)
+}
+
+// requiredEtcd is the etcd release Kubernetes v's go.mod requires the
+// client of: the server release the cache pairs with it.
+func requiredEtcd(gomod *modfile.File, v string) (string, error) {
+	for _, r := range gomod.Require {
+		if r.Mod.Path == "go.etcd.io/etcd/client/v3" {
+			return r.Mod.Version, nil
+		}
+	}
+	return "", fmt.Errorf("k8s.io/kubernetes %s: go.mod does not require go.etcd.io/etcd/client/v3; cannot tell which etcd it runs with", v)
 }
 
 // kubernetesGoMod fetches only go.mod of k8s.io/kubernetes@v (not the large zip).

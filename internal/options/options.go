@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -252,6 +253,9 @@ const (
 	// Settings of the machine rather than of a run, read where they are
 	// used through CacheDir and ComponentGOMAXPROCS.
 	envCacheDir   = "JOBCONFORM_CACHE_DIR"
+	envBinaries   = "JOBCONFORM_BINARIES"
+	envK8sURL     = "JOBCONFORM_KUBERNETES_DOWNLOAD_URL"
+	envEtcdURL    = "JOBCONFORM_ETCD_DOWNLOAD_URL"
 	envGoMaxProcs = "JOBCONFORM_COMPONENT_GOMAXPROCS"
 	envArtifacts  = "ARTIFACTS"
 )
@@ -530,6 +534,7 @@ func (o Options) ControllerNames() []string {
 // command that brings one up takes them, under these names (--k8s-version
 // is each command's own: one release, or several).
 func (o *Options) AddClusterFlags(fs *flag.FlagSet) {
+	AddBinariesFlag(fs)
 	fs.StringVar(&o.Nodes, "nodes", o.Nodes, "what plays the local cluster's nodes: kwok (default) or kubelet (real kubelets on containerd: root and Debian's containerd, runc, busybox-static)")
 	fs.Func("feature-gates", "feature gates for every component of the cluster, e.g. JobManagedBy=true (to judge a delegated controller on 1.31)", func(s string) error {
 		g, err := ParseGates(s)
@@ -672,6 +677,65 @@ func CacheDir() (string, error) {
 		return "", fmt.Errorf("no user cache directory (%v): set %s to a writable directory", err, envCacheDir)
 	}
 	return filepath.Join(d, "jobconform"), nil
+}
+
+// Binaries says where the Kubernetes and etcd binaries come from.
+type Binaries struct {
+	// Source: "build" (from their Go modules, the default), "download" (the
+	// official release binaries, their published checksums verified) or
+	// "auto" (download, else build).
+	Source string
+	// KubernetesURL serves <version>/bin/<os>/<arch>/<binary> and its
+	// .sha256, as https://dl.k8s.io/release does; EtcdURL serves
+	// <version>/etcd-<version>-<os>-<arch>.tar.gz and <version>/SHA256SUMS,
+	// as etcd's GitHub releases do.
+	KubernetesURL, EtcdURL string
+}
+
+// The official download sites (Binaries' defaults).
+const (
+	KubernetesDownloads = "https://dl.k8s.io/release"
+	EtcdDownloads       = "https://github.com/etcd-io/etcd/releases/download"
+)
+
+// BinarySources are the values of --binaries and $JOBCONFORM_BINARIES.
+var BinarySources = []string{"build", "download", "auto"}
+
+// BinariesFromEnv is where binaries come from: $JOBCONFORM_BINARIES, with
+// $JOBCONFORM_KUBERNETES_DOWNLOAD_URL and $JOBCONFORM_ETCD_DOWNLOAD_URL (a
+// mirror laid out like the official sites), else building them. A setting
+// of the machine, as the cache is: whether it can reach the download sites.
+func BinariesFromEnv() (Binaries, error) {
+	b := Binaries{Source: "build", KubernetesURL: KubernetesDownloads, EtcdURL: EtcdDownloads}
+	if v := os.Getenv(envBinaries); v != "" {
+		if !slices.Contains(BinarySources, v) {
+			return b, fmt.Errorf("%s=%q: write one of %s", envBinaries, v, strings.Join(BinarySources, ", "))
+		}
+		b.Source = v
+	}
+	for _, u := range []struct {
+		dst  *string
+		name string
+	}{{&b.KubernetesURL, envK8sURL}, {&b.EtcdURL, envEtcdURL}} {
+		if v := os.Getenv(u.name); v != "" {
+			if p, err := url.Parse(v); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+				return b, fmt.Errorf("%s=%q: give an http(s) URL", u.name, v)
+			}
+			*u.dst = strings.TrimSuffix(v, "/")
+		}
+	}
+	return b, nil
+}
+
+// AddBinariesFlag binds --binaries: it sets $JOBCONFORM_BINARIES, so that
+// every process of the run (suites, clusters) gets its binaries alike.
+func AddBinariesFlag(fs *flag.FlagSet) {
+	fs.Func("binaries", "where the Kubernetes and etcd binaries come from: build (from Go modules; default), download (official release binaries, checksums verified; $"+envK8sURL+" and $"+envEtcdURL+" name a mirror) or auto (download, else build)", func(s string) error {
+		if !slices.Contains(BinarySources, s) {
+			return fmt.Errorf("%q: want one of %s", s, strings.Join(BinarySources, ", "))
+		}
+		return os.Setenv(envBinaries, s)
+	})
 }
 
 // ComponentGOMAXPROCS is GOMAXPROCS for the Go components the harness runs
