@@ -299,6 +299,15 @@ func (s *Scenario) HasChaos() bool {
 	return false
 }
 
+// Names are the scenarios' names, in their order.
+func Names(ss []*Scenario) []string {
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
 // ForController tells whether the scenario applies to the controller named name.
 func (s *Scenario) ForController(name string) bool {
 	return len(s.Controllers) == 0 || slices.Contains(s.Controllers, name)

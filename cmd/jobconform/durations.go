@@ -9,6 +9,7 @@ import (
 	"regexp"
 
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/internal/shard"
 )
 
 var releaseInName = regexp.MustCompile(`^v\d+\.\d+\.\d+`)
@@ -17,7 +18,7 @@ var releaseInName = regexp.MustCompile(`^v\d+\.\d+\.\d+`)
 // define specs in: longest first) from Ginkgo JSON reports.
 func durations(args []string) error {
 	fs := flag.NewFlagSet("durations", flag.ContinueOnError)
-	out := fs.String("out", "suites/internal/harness/durations.json", "file to write")
+	out := fs.String("out", shard.File, "file to write")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}

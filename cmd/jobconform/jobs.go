@@ -532,22 +532,31 @@ func (res *outcome) collect(jobs []job) error {
 		if len(parts[dir]) == 0 {
 			continue
 		}
-		report := filepath.Join(dir, "report.json")
-		if err := mergeReports(report, parts[dir]); err != nil {
+		if err := res.add(dir, parts[dir]); err != nil {
 			return err
 		}
-		rs, err := ginkgoreport.Load(report)
-		if err != nil {
-			return err
-		}
-		for i := range rs {
-			if rs[i].Version == "" { // a spec that failed before it ran a scenario
-				rs[i].Version = orDefault(releaseOfDir(filepath.Base(dir)), "?")
-			}
-		}
-		res.runs = append(res.runs, rs...)
-		res.reports = append(res.reports, report)
 	}
+	return nil
+}
+
+// add merges a directory's suite reports (parts) into its report.json and
+// loads its runs.
+func (res *outcome) add(dir string, parts []string) error {
+	report := filepath.Join(dir, "report.json")
+	if err := mergeReports(report, parts); err != nil {
+		return err
+	}
+	rs, err := ginkgoreport.Load(report)
+	if err != nil {
+		return err
+	}
+	for i := range rs {
+		if rs[i].Version == "" { // a spec that failed before it ran a scenario
+			rs[i].Version = orDefault(releaseOfDir(filepath.Base(dir)), "?")
+		}
+	}
+	res.runs = append(res.runs, rs...)
+	res.reports = append(res.reports, report)
 	return nil
 }
 

@@ -173,3 +173,49 @@ func TestGinkgoArgsFailFast(t *testing.T) {
 		t.Errorf("no --fail-fast in %v", args)
 	}
 }
+
+// --shard K/N: the specs of 4 shards add up to the unsharded selection, in
+// every suite and under a label filter; each shard has some; the drills fly
+// in shard 1 only.
+func TestShardsAddUp(t *testing.T) {
+	set, err := catalog.Assemble(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plan{scenarios: set}
+	for _, filter := range []string{"", "podReplacementPolicy || suspend"} {
+		for _, suite := range []string{"conformance", "chaos", "scale", "drill"} {
+			o := options.Defaults()
+			o.Run.LabelFilter = filter
+			whole, err := p.countSpecs(o, suite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := 0
+			for k := 1; k <= 4; k++ {
+				o.Run.Shard = fmt.Sprintf("%d/4", k)
+				n, err := p.countSpecs(o, suite)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 && filter == "" && suite == "conformance" {
+					t.Errorf("%s shard %d/4 has no spec", suite, k)
+				}
+				if suite == "drill" && k > 1 && n > 0 {
+					t.Errorf("drill shard %d/4 has %d specs: the drills fly in shard 1", k, n)
+				}
+				sum += n
+			}
+			if sum != whole {
+				t.Errorf("%s, filter %q: the 4 shards have %d specs, the whole %d", suite, filter, sum, whole)
+			}
+		}
+	}
+	o := options.Defaults()
+	for _, bad := range []string{"0/4", "5/4", "1/0", "2", "a/b", "1/4x"} {
+		o.Run.Shard = bad
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "K/N") {
+			t.Errorf("--shard %s: %v, want it refused saying K/N", bad, err)
+		}
+	}
+}

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/reports"
+	"github.com/onsi/ginkgo/v2/reporters"
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // report writes the HTML report and the Markdown summary of finished runs;
@@ -18,6 +22,9 @@ import (
 func report(args []string) error {
 	if len(args) > 0 && args[0] == "diff" {
 		return reportDiff(args[1:])
+	}
+	if len(args) > 0 && args[0] == "merge" {
+		return reportMerge(args[1:])
 	}
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	out := fs.String("out", "", "directory for report.html and summary.md (required)")
@@ -116,4 +123,96 @@ func reportFiles(arg string) ([]string, error) {
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// reportMerge joins the artifacts of the shards of one run (--shard K/N)
+// into one: per release directory, each suite's Ginkgo JSON and JUnit
+// report with every shard's specs, the release's report.json, then one
+// report.html and summary.md over them all; it prints the verdicts and
+// fails as the run would have.
+func reportMerge(args []string) error {
+	fs := flag.NewFlagSet("report merge", flag.ContinueOnError)
+	out := fs.String("out", "", "the merged artifacts directory (required; not one of the shards')")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *out == "" || fs.NArg() == 0 {
+		return usageError{errors.New("report merge: give --out DIR and the artifacts directories of the shards (each a --shard K/N run's --artifacts)")}
+	}
+	// Each shard's report-<suite>.json, by its path below the shard's directory.
+	parts := map[string][]string{}
+	var rels []string
+	for _, dir := range fs.Args() {
+		if abs, _ := filepath.Abs(dir); abs == mustAbs(*out) {
+			return usageError{fmt.Errorf("report merge: --out %s is one of the shards: write the merge elsewhere", *out)}
+		}
+		files, err := reportFiles(dir)
+		if err != nil {
+			return usageError{fmt.Errorf("report merge: %w", err)}
+		}
+		for _, f := range files {
+			rel, err := filepath.Rel(dir, f)
+			if err != nil || filepath.Base(filepath.Dir(rel)) == "oracle" {
+				continue
+			}
+			if parts[rel] == nil {
+				rels = append(rels, rel)
+			}
+			parts[rel] = append(parts[rel], f)
+		}
+	}
+	slices.Sort(rels)
+	byDir := map[string][]string{}
+	var dirs []string
+	for _, rel := range rels {
+		var shards [][]types.Report
+		for _, f := range parts[rel] {
+			rs, err := ginkgoreport.ReadReports(f)
+			if err != nil {
+				return err
+			}
+			shards = append(shards, rs)
+		}
+		merged, err := ginkgoreport.Merge(shards)
+		if err != nil {
+			return fmt.Errorf("report merge: %s: %w", rel, err)
+		}
+		dst := filepath.Join(*out, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		data, err := json.Marshal(merged)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+		suite := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(rel), "report-"), ".json")
+		for _, m := range merged {
+			if err := reporters.GenerateJUnitReport(m, filepath.Join(filepath.Dir(dst), "junit-"+suite+".xml")); err != nil {
+				return err
+			}
+		}
+		if d := filepath.Dir(dst); byDir[d] == nil {
+			dirs = append(dirs, d)
+		}
+		byDir[filepath.Dir(dst)] = append(byDir[filepath.Dir(dst)], dst)
+		fmt.Printf("merged %s from %d shards\n", rel, len(parts[rel]))
+	}
+	res := &outcome{artifacts: *out}
+	for _, d := range dirs {
+		if err := res.add(d, byDir[d]); err != nil {
+			return err
+		}
+	}
+	return res.verdict()
+}
+
+func mustAbs(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return abs
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/release"
+	"github.com/jobconform/jobconform/internal/shard"
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
@@ -158,7 +159,14 @@ func (p *plan) selectSpecs() error {
 // countSpecs counts the scenario specs of suite that o's filters select for
 // o's controllers, as Ginkgo will select them (specText).
 func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
+	k, n, err := options.ParseShard(o.Run.Shard)
+	if err != nil {
+		return 0, err
+	}
 	if suite == "drill" {
+		if k > 1 {
+			return 0, nil // the drills fly in shard 1
+		}
 		return len(o.Drills) + 1, nil // flights are chosen inside the suite
 	}
 	match := func([]string) bool { return true }
@@ -187,7 +195,11 @@ func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
 		}
 		labels = []string{"scale"}
 	}
-	n := 0
+	if n > 1 { // as the suite process splits them (harness.MyShard)
+		keep := shard.Measured().Shard(suites[suite].description, scenarios.Names(all), o.ControllerNames(), k, n)
+		all = slices.DeleteFunc(slices.Clone(all), func(s *scenarios.Scenario) bool { return !keep[s.Name] })
+	}
+	count := 0
 	for _, s := range all {
 		names := o.ControllerNames()
 		if suite == "scale" && slices.Contains(names, "reference") && scale.SlowedRuns(s.Name) {
@@ -195,11 +207,11 @@ func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
 		}
 		for _, ctl := range names {
 			if s.ForController(ctl) && match(append(append([]string(nil), labels...), s.Features...)) && focus.MatchString(specText(suite, ctl, s.Name)) {
-				n++
+				count++
 			}
 		}
 	}
-	return n, nil
+	return count, nil
 }
 
 // specText is what Ginkgo's --focus matches a scenario's spec against: the
@@ -254,7 +266,11 @@ func runSuites(ctx context.Context, args []string) error {
 // its own release is built, beside the builds of the others.
 func (p *plan) execute(ctx context.Context) error {
 	for _, s := range p.o.Run.Suites {
-		fmt.Fprintf(os.Stderr, "jobconform: %s suite: %d scenario runs selected (%s; controllers %s)\n", s, p.specs[s], describeSources(p), strings.Join(p.o.ControllerNames(), ", "))
+		shard := ""
+		if p.o.Run.Shard != "" {
+			shard = ", shard " + p.o.Run.Shard
+		}
+		fmt.Fprintf(os.Stderr, "jobconform: %s suite: %d scenario runs selected (%s; controllers %s%s)\n", s, p.specs[s], describeSources(p), strings.Join(p.o.ControllerNames(), ", "), shard)
 	}
 	if p.runs("multikueue") {
 		if err := buildKueue(ctx, p.o.KueueVersion); err != nil {

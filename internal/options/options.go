@@ -103,7 +103,7 @@ type Options struct {
 	ProgressFile string `json:"progressFile,omitempty"`
 
 	// Run is what jobconform run does with the suites; a suite process
-	// receives it too, and needs none of it.
+	// receives it too, and needs only its Shard.
 	Run Run `json:"run"`
 }
 
@@ -140,6 +140,20 @@ type Run struct {
 	// KubeletConformance runs the conformance suite again, at the first of
 	// Versions, on kubelet nodes, and compares the two (the fidelity table).
 	KubeletConformance bool `json:"kubeletConformance,omitempty"`
+	// Shard ("K/N") runs the K-th of N parts of every suite's scenarios
+	// (harness.InShard): the suite processes read it too. "": all.
+	Shard string `json:"shard,omitempty"`
+}
+
+// ParseShard reads --shard K/N: 1 ≤ K ≤ N. "" is the whole (0, 0).
+func ParseShard(s string) (k, n int, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	if _, err := fmt.Sscanf(s, "%d/%d", &k, &n); err != nil || fmt.Sprintf("%d/%d", k, n) != s || n < 1 || k < 1 || k > n {
+		return 0, 0, fmt.Errorf("--shard %q: write K/N, the K-th of N shards (1 ≤ K ≤ N), e.g. 2/4", s)
+	}
+	return k, n, nil
 }
 
 // Suites are the suites jobconform knows, in the order it runs them.
@@ -388,6 +402,9 @@ func (o *Options) Validate() error {
 			return errors.New("--feature-gates and --kubeconfig: jobconform does not configure an existing cluster")
 		}
 	}
+	if _, _, err := ParseShard(o.Run.Shard); err != nil {
+		return err
+	}
 	if len(o.Controllers) == 0 {
 		return fmt.Errorf("--controllers: name at least one of %s", strings.Join(Controllers, ", "))
 	}
@@ -579,6 +596,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Run.ClusterProcs, "cluster-procs", o.Run.ClusterProcs, "parallel Ginkgo processes of the chaos and drill suites, each spec on a cluster of its own (that many clusters at once)")
 	fs.StringVar(&o.Run.Artifacts, "artifacts", o.Run.Artifacts, "directory for JUnit, Ginkgo JSON, report.html and summary.md (default $ARTIFACTS or _artifacts)")
 	fs.DurationVar(&o.Run.Timeout, "timeout", o.Run.Timeout, "time limit of each suite run (default: 90m; the scale suite's 10k form 8h)")
+	fs.StringVar(&o.Run.Shard, "shard", o.Run.Shard, "run the K-th of N shards of every suite, e.g. 2/4: the scenarios split by their measured duration, the same way on every machine (the drill suite runs in shard 1); jobconform report merge joins the shards' reports")
 	fs.BoolVar(&o.Run.KubeletConformance, "kubelet-conformance", o.Run.KubeletConformance, "run the conformance suite again on kubelet nodes at the first release, and write the fidelity table (kwok beside kubelet)")
 	fs.StringVar(&o.Provider, "provider", o.Provider, "cluster provider: "+strings.Join(Providers, ", ")+" (default local; existing with --kubeconfig)")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "run on this existing cluster instead of creating one")

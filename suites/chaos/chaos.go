@@ -189,9 +189,10 @@ func register() {
 			It("reads the controllers under test", func() { Fail(err.Error()) })
 			return
 		}
-		if set.Builtin { // they run scenarios of jobconform's catalog
+		if set.Builtin && harness.FirstShard() { // they run scenarios of jobconform's catalog
 			harnessChecks(all, cs)
 		}
+		all = harness.MyShard(Description, all, cs)
 		for _, p := range harness.Pairs(all, cs) {
 			s, c := p.Scenario, p.Controller
 			It(p.Text(), Label(s.Features...), harness.Priority(Description, p.Text()), func(ctx SpecContext) {

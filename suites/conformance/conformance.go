@@ -117,7 +117,9 @@ func metricsOf(c runner.Controller) func(context.Context) (string, error) {
 func register() {
 	registerSetUp()
 	registerScenarios()
-	registerDispatcherControls()
+	if harness.FirstShard() {
+		registerDispatcherControls()
+	}
 	// The verdict table on the terminal.
 	ReportAfterSuite("verdicts", func(report Report) {
 		ginkgoreport.PrintVerdicts(os.Stdout, "jobconform conformance verdicts (Kubernetes "+env.version+nodesNote(env.nodes)+")", report)
@@ -181,12 +183,12 @@ func registerScenarios() {
 			It("loads the scenarios", func() { Fail(err.Error()) })
 			return
 		}
-		all := set.Conformance
 		cs, err := harness.ControllersUnderTest()
 		if err != nil {
 			It("reads the controllers under test", func() { Fail(err.Error()) })
 			return
 		}
+		all := harness.MyShard(Description, set.Conformance, cs)
 		for _, p := range harness.Pairs(all, cs) {
 			// The built-in's run of a scenario is handed out before the
 			// others' (a higher priority), which wait for it as their oracle:

@@ -176,7 +176,7 @@ func registerScenarios() {
 			return
 		}
 		env.scenarios, env.under = all, cs // for the warm-up
-		for _, s := range all {
+		for _, s := range harness.MyShard(Description, all, cs) {
 			for _, c := range Controllers(cs, s.Name) {
 				It(fmt.Sprintf("[%s] %s", c.Name, s.Name), Label(append([]string{"scale"}, s.Features...)...), func(ctx SpecContext) {
 					run(ctx, s, c)

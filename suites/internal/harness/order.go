@@ -2,35 +2,20 @@ package harness
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/jobconform/jobconform/internal/shard"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
 
-// durations.json holds each spec's wall time (seconds) in a measured run of
-// the suites, by suite description and spec text; "jobconform durations"
-// writes it from Ginkgo JSON reports.
-//
-//go:embed durations.json
-var durationsJSON []byte
-
-// Durations are measured spec wall times: suite description → spec text → seconds.
-type Durations map[string]map[string]float64
+// Durations are measured spec wall times (shard.Durations).
+type Durations = shard.Durations
 
 // measured is durations.json read once: Priority is asked for every spec.
-var measured = sync.OnceValue(MeasuredDurations)
-
-// MeasuredDurations reads the embedded durations.json.
-func MeasuredDurations() Durations {
-	var d Durations
-	_ = json.Unmarshal(durationsJSON, &d) // a malformed file only loses the order; TestDurationsFile checks it
-	return d
-}
+var measured = shard.Measured
 
 // Priority is the Ginkgo SpecPriority of a spec of suite: its measured wall
 // time in buckets of 10s, so the longest specs are handed to the parallel
