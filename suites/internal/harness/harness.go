@@ -272,27 +272,37 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 		}
 	}
 	if cmd := o.ExternalCommand; cmd != "" {
-		if err := os.MkdirAll(e.LogDir, 0o755); err != nil {
+		if e.External, err = StartCommand(ctx, e.Kubeconfig, cmd, filepath.Join(e.LogDir, "external-controller.log")); err != nil {
 			return nil, err
-		}
-		e.External = process.New("external-controller", filepath.Join(e.LogDir, "external-controller.log"))
-		// Not exec'd: cmd may be a compound command; Stop signals the whole group.
-		e.External.SetCommand("/bin/sh", "-c", "KUBECONFIG='"+strings.ReplaceAll(e.Kubeconfig, "'", `'\''`)+"'; export KUBECONFIG\n"+cmd)
-		if err := e.External.Start(); err != nil {
-			return nil, BadInput{fmt.Errorf("--external-command: %w", err)}
-		}
-		// A controller runs until stopped: one that ends within its first
-		// seconds was given a wrong command (or cannot reach the cluster).
-		select {
-		case <-e.External.Exited():
-			return nil, BadInput{fmt.Errorf("the external controller's command exited at once: %s\n%s", cmd, e.External.DescribeExit())}
-		case <-time.After(externalSettle):
-		case <-ctx.Done():
-			return nil, ctx.Err()
 		}
 		fmt.Fprintf(progress(o.Progress), "external controller started: %s (log %s)\n", cmd, e.External.LogPath)
 	}
 	return e, nil
+}
+
+// StartCommand starts a controller with a shell command, KUBECONFIG set to
+// kubeconfig, its output in logPath. A controller runs until stopped: one
+// that ends within its first seconds was given a wrong command (or cannot
+// reach the cluster), a BadInput. Stop the process it returns.
+func StartCommand(ctx context.Context, kubeconfig, cmd, logPath string) (*process.Process, error) {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	p := process.New("external-controller", logPath)
+	// Not exec'd: cmd may be a compound command; Stop signals the whole group.
+	p.SetCommand("/bin/sh", "-c", "KUBECONFIG='"+strings.ReplaceAll(kubeconfig, "'", `'\''`)+"'; export KUBECONFIG\n"+cmd)
+	if err := p.Start(); err != nil {
+		return nil, BadInput{fmt.Errorf("the external controller's command: %w", err)}
+	}
+	select {
+	case <-p.Exited():
+		return nil, BadInput{fmt.Errorf("the external controller's command exited at once: %s\n%s", cmd, p.DescribeExit())}
+	case <-time.After(externalSettle):
+		return p, nil
+	case <-ctx.Done():
+		_ = p.Stop(5 * time.Second)
+		return nil, ctx.Err()
+	}
 }
 
 // OpenProgress adds the progress file path (jobconform run shows it as it
