@@ -338,6 +338,17 @@ func (r *Recorder) Gaps() []timeline.Span {
 	return out
 }
 
+// Replay is a stopped recorder holding a recorded timeline (a kept run's):
+// what waits on a live one (WaitFrom) runs over it as it ran then,
+// finding nothing more.
+func Replay(tl timeline.Timeline) *Recorder {
+	r := newRecorder()
+	r.entries = append(r.entries, tl...)
+	r.cancel = func() {}
+	close(r.done)
+	return r
+}
+
 // Stop ends recording and waits for the informers to shut down.
 func (r *Recorder) Stop() {
 	r.cancel()

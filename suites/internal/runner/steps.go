@@ -206,6 +206,7 @@ func (sp stepper) await(ctx context.Context, res StepResult, st scenarios.Step, 
 			within = "before the scenario's own timeout ran out" // shorter than the step's
 		}
 		res.Message = fmt.Sprintf("not reached %s (last status: %s)", within, lastWhy) + sp.knownBug(st.KnownBugs)
+		res.TimedOut = true
 		return res, -1
 	}
 	if hold := st.Holds.Duration; hold > 0 {
@@ -228,6 +229,7 @@ func (sp stepper) await(ctx context.Context, res StepResult, st scenarios.Step, 
 			return res, -1
 		case ctx.Err() != nil:
 			res.Message = fmt.Sprintf("the scenario's timeout ran out while the status had to hold for %s", hold)
+			res.TimedOut = true
 			return res, -1
 		}
 		res.What += fmt.Sprintf(", holding %s", hold)
