@@ -452,27 +452,18 @@ func (b *Builder) run(ctx context.Context, dir, what string, start time.Time, na
 		<-done
 		return err
 	}
-	every := b.Heartbeat
-	if every <= 0 {
-		every = 20 * time.Second
+	stop := b.heartbeat(func() {
+		fmt.Fprintf(b.progress(), "  %s … %s elapsed, %d packages so far\n",
+			what, time.Since(start).Round(time.Second), lines.Load())
+	})
+	err := cmd.Wait()
+	pw.Close()
+	stop()
+	<-done
+	if err != nil {
+		return fmt.Errorf("%v\n%s", err, strings.Join(tail, "\n"))
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait(); pw.Close() }()
-	for {
-		select {
-		case err := <-waited:
-			<-done
-			if err != nil {
-				return fmt.Errorf("%v\n%s", err, strings.Join(tail, "\n"))
-			}
-			return nil
-		case <-tick.C:
-			fmt.Fprintf(b.progress(), "  %s … %s elapsed, %d packages so far\n",
-				what, time.Since(start).Round(time.Second), lines.Load())
-		}
-	}
+	return nil
 }
 
 // goEnv is the environment for go commands on throwaway modules: module mode,

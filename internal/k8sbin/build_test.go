@@ -196,3 +196,28 @@ func TestEnsureCached(t *testing.T) {
 		t.Errorf("err = %v, want the missing etcd-version named", err)
 	}
 }
+
+// A long go command reports a heartbeat with the lines it printed so far,
+// and its failure carries the tail of its output.
+func TestRunReportsProgress(t *testing.T) {
+	var log strings.Builder
+	var mu sync.Mutex
+	b := &Builder{Progress: writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return log.Write(p) }), Heartbeat: 50 * time.Millisecond}
+	if err := b.run(context.Background(), t.TempDir(), "a build", time.Now(), "sh", "-c", "echo pkg/a; echo pkg/b; sleep 0.3"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := log.String()
+	mu.Unlock()
+	if !strings.Contains(got, "a build … ") || !strings.Contains(got, "2 packages so far") {
+		t.Errorf("no heartbeat with the count:\n%s", got)
+	}
+	err := b.run(context.Background(), t.TempDir(), "a build", time.Now(), "sh", "-c", "echo cannot find package x; exit 1")
+	if err == nil || !strings.Contains(err.Error(), "cannot find package x") {
+		t.Errorf("err = %v, want the output's tail", err)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
