@@ -143,7 +143,7 @@ func reportMerge(args []string) error {
 	parts := map[string][]string{}
 	var rels []string
 	for _, dir := range fs.Args() {
-		if abs, _ := filepath.Abs(dir); abs == mustAbs(*out) {
+		if mustAbs(dir) == mustAbs(*out) {
 			return usageError{fmt.Errorf("report merge: --out %s is one of the shards: write the merge elsewhere", *out)}
 		}
 		files, err := reportFiles(dir)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -80,13 +79,9 @@ func Durations(paths ...string) (map[string]map[string]float64, error) {
 // eachSpec calls f for every It spec of the Ginkgo JSON report files.
 func eachSpec(paths []string, f func(path, suite string, sr types.SpecReport) error) error {
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		suites, err := ReadReports(p)
 		if err != nil {
 			return err
-		}
-		var suites []types.Report
-		if err := json.Unmarshal(data, &suites); err != nil {
-			return fmt.Errorf("%s: not a Ginkgo JSON report: %w", p, err)
 		}
 		for _, rep := range suites {
 			for _, sr := range rep.SpecReports {

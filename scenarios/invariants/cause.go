@@ -68,8 +68,7 @@ type staleWrites struct {
 	count       int32
 	since       time.Time // when the pods last changed the count
 	started     bool
-	flagged     time.Time   // the change a write was already found stale on
-	proven      []time.Time // every change a write was found stale on
+	proven      []time.Time // every change a write was found stale on, in order
 	out         []Violation
 }
 
@@ -82,11 +81,10 @@ func (w *staleWrites) visit(e timeline.Entry, before, after *world, n int32) {
 		return // not a status write
 	}
 	got := w.reported(after.job.Status)
-	if got == nil || *got == n || (w.owes != nil && !w.owes(after.job)) || w.flagged.Equal(w.since) ||
+	if got == nil || *got == n || (w.owes != nil && !w.owes(after.job)) || (len(w.proven) > 0 && w.proven[len(w.proven)-1].Equal(w.since)) ||
 		inUnknownRV(w.unknown, e.Revision()) || !actedLate(w.ctx, w.since, e) {
 		return
 	}
-	w.flagged = w.since
 	w.proven = append(w.proven, w.since)
 	w.out = append(w.out, violation(w.name, e, "the controller wrote status.%s=%d %s after the pods last changed it: %d pods were %s since %s (a write after it was due to count them, whatever the load)",
 		w.field, *got, e.Time.Sub(w.since).Round(100*time.Millisecond), n, w.field, w.since.Format("15:04:05.000")))
