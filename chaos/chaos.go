@@ -15,6 +15,7 @@ import (
 
 	"github.com/chaos-mesh/chaos-mesh/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/internal/yamltypes"
 )
@@ -33,6 +34,15 @@ type Action struct {
 	// Preempt has kube-scheduler preempt the selected pods (which must
 	// request CPU) for a pod of a higher priority that needs their node.
 	Preempt *Selection `json:"preempt,omitempty"`
+	// Drain drains the nodes the selected pods run on as kubectl drain does:
+	// cordoned, then every pod there evicted (policy/v1, honouring
+	// PodDisruptionBudgets) but DaemonSets' and mirror pods. A nodeReturn,
+	// or the run's end, uncordons them.
+	Drain *Selection `json:"drain,omitempty"`
+	// Taint puts a NoExecute taint on the nodes the selected pods run on,
+	// whose pods the taint manager then evicts; a nodeReturn, or the run's
+	// end, removes it. The nodes stay up: this is the API's node disruption.
+	Taint *NodeTaint `json:"taint,omitempty"`
 	// NodeLoss stops the kubelet of the nodes the selected pods run on.
 	NodeLoss *NodeLoss `json:"nodeLoss,omitempty"`
 	// OutOfService declares the lost nodes shut down (see NodeShutdown).
@@ -83,6 +93,15 @@ type NodeLoss struct {
 	DeletePods bool `json:"deletePods,omitempty"`
 }
 
+// NodeTaint chooses the nodes to taint and the taint.
+type NodeTaint struct {
+	Selection `json:",inline"`
+	// OutOfService uses node.kubernetes.io/out-of-service=nodeshutdown:NoExecute,
+	// an operator declaring a node shut down that is in fact alive (PodGC
+	// forces nothing while the node is Ready); else ChaosTaint.
+	OutOfService bool `json:"outOfService,omitempty"`
+}
+
 // NodeShutdown is what an operator does about the lost nodes once the node
 // lifecycle controller has marked them NotReady: taint them
 // node.kubernetes.io/out-of-service=nodeshutdown:NoExecute (non-graceful node
@@ -92,7 +111,8 @@ type NodeShutdown struct {
 	DeleteNodes bool `json:"deleteNodes,omitempty"`
 }
 
-// NodeReturn returns the lost nodes: taints removed, kubelets running, Ready.
+// NodeReturn returns the nodes lost, drained or tainted in this run: taints
+// removed, cordons lifted, kubelets running, Ready.
 type NodeReturn struct{}
 
 // GateFlip sets a readiness gate's condition.
@@ -142,6 +162,8 @@ const (
 	KindContainerKill     = "container-kill"
 	KindEvict             = "evict"
 	KindPreempt           = "preempt"
+	KindDrain             = "drain"
+	KindTaint             = "taint"
 	KindNodeLoss          = "node-loss"
 	KindNodeReturn        = "node-return"
 	KindOutOfService      = "out-of-service"
@@ -170,6 +192,10 @@ func (a Action) Kind() string {
 		return KindEvict
 	case a.Preempt != nil:
 		return KindPreempt
+	case a.Drain != nil:
+		return KindDrain
+	case a.Taint != nil:
+		return KindTaint
 	case a.NodeLoss != nil:
 		return KindNodeLoss
 	case a.NodeReturn != nil:
@@ -203,14 +229,14 @@ var modes = []v1alpha1.SelectorMode{v1alpha1.OneMode, v1alpha1.AllMode, v1alpha1
 // Validate reports what is wrong with the action, naming the field.
 func (a Action) Validate() error {
 	set := 0
-	for _, present := range []bool{a.PodChaos != nil, a.Evict != nil, a.Preempt != nil, a.NodeLoss != nil, a.OutOfService != nil, a.NodeReturn != nil, a.ReadinessGate != nil,
+	for _, present := range []bool{a.PodChaos != nil, a.Evict != nil, a.Preempt != nil, a.Drain != nil, a.Taint != nil, a.NodeLoss != nil, a.OutOfService != nil, a.NodeReturn != nil, a.ReadinessGate != nil,
 		a.FeatureGates != nil, a.ControllerRestart != nil, a.APIServerRestart != nil, a.ControllerStop != nil, a.ControllerStart != nil, a.Random != nil} {
 		if present {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("give exactly one of podChaos, evict, preempt, nodeLoss, outOfService, nodeReturn, readinessGate, featureGates, controllerRestart, controllerStop, controllerStart, apiserverRestart, random (got %d)", set)
+		return fmt.Errorf("give exactly one of podChaos, evict, preempt, drain, taint, nodeLoss, outOfService, nodeReturn, readinessGate, featureGates, controllerRestart, controllerStop, controllerStart, apiserverRestart, random (got %d)", set)
 	}
 	if (a.ControllerStop != nil || a.ControllerStart != nil) && (a.Schedule != "" || a.Times != 0) {
 		return fmt.Errorf("controllerStop and controllerStart happen once: no schedule or times")
@@ -229,9 +255,14 @@ func (a Action) Validate() error {
 		switch a.PodChaos.Action {
 		case v1alpha1.PodKillAction, v1alpha1.ContainerKillAction:
 		case v1alpha1.PodFailureAction:
-			return fmt.Errorf("podChaos.action pod-failure (a pause image in place of the container) cannot be simulated on kwok pods: use container-kill or pod-kill")
+			// The pause image in place of the containers: kubelets restart
+			// them (kwok nodes run no image: give the scenario nodes: kubelet).
+			d, err := time.ParseDuration(ptr.Deref(a.PodChaos.Duration, ""))
+			if err != nil || d <= 0 {
+				return fmt.Errorf("podChaos.duration: a pod-failure lasts a while, e.g. \"10s\" (the pods run the pause image meanwhile)")
+			}
 		default:
-			return fmt.Errorf("podChaos.action %q: use pod-kill or container-kill", a.PodChaos.Action)
+			return fmt.Errorf("podChaos.action %q: use pod-kill, pod-failure or container-kill", a.PodChaos.Action)
 		}
 		if a.PodChaos.GracePeriod < 0 {
 			return fmt.Errorf("podChaos.gracePeriod must not be negative")
@@ -241,6 +272,10 @@ func (a Action) Validate() error {
 		sel = a.Evict
 	case a.Preempt != nil:
 		sel = a.Preempt
+	case a.Drain != nil:
+		sel = a.Drain
+	case a.Taint != nil:
+		sel = &a.Taint.Selection
 	case a.NodeLoss != nil:
 		sel = &a.NodeLoss.Selection
 	case a.ReadinessGate != nil:

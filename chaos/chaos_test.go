@@ -79,8 +79,8 @@ func TestValidateNamesTheField(t *testing.T) {
 	for yml, want := range map[string]string{
 		`{}`:                          "exactly one of",
 		`{evict: {}, nodeReturn: {}}`: "exactly one of",
-		`{podChaos: {action: pod-failure, mode: one}}`:       "cannot be simulated",
-		`{podChaos: {action: pod-explode, mode: one}}`:       "use pod-kill or container-kill",
+		`{podChaos: {action: pod-failure, mode: one}}`:       "podChaos.duration",
+		`{podChaos: {action: pod-explode, mode: one}}`:       "use pod-kill, pod-failure or container-kill",
 		`{evict: {mode: most}}`:                              "mode \"most\"",
 		`{readinessGate: {mode: all}}`:                       "readinessGate.gate",
 		`{readinessGate: {gate: g, status: Maybe}}`:          "readinessGate.status",
@@ -142,6 +142,7 @@ func TestExpandIsSeeded(t *testing.T) {
 type fakeEnv struct {
 	client kubernetes.Interface
 	calls  []string
+	lacks  map[Need]string
 }
 
 func (f *fakeEnv) Client() kubernetes.Interface { return f.client }
@@ -165,6 +166,7 @@ func (f *fakeEnv) RestartAPIServer(context.Context, bool) error {
 	f.calls = append(f.calls, "apiserver")
 	return nil
 }
+func (f *fakeEnv) Lacks(n Need) string { return f.lacks[n] }
 
 func jobPods(n int) []runtime.Object {
 	var out []runtime.Object

@@ -12,14 +12,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chaos-mesh/chaos-mesh/api/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 )
 
 // Environment is what injectors need of a cluster provider and of the
@@ -40,6 +39,8 @@ type Environment interface {
 	// StopController stops (crash: kills) the controller under test and
 	// returns what starts it again (waiting until it is healthy).
 	StopController(ctx context.Context, crash bool) (start func(context.Context) error, err error)
+	// Lacks says why the environment cannot meet need ("" when it can).
+	Lacks(need Need) string
 }
 
 // OutOfServiceTaint is the taint an operator puts on a node known to be down
@@ -55,6 +56,9 @@ type Record struct {
 	Effect      string
 	Err         error
 	Action      Action
+	// Experiment is the Chaos Mesh experiment that carried the action out,
+	// as its status told it (nil: jobconform acted itself).
+	Experiment *Experiment
 }
 
 // Injector carries out the actions of one scenario run on the pods of one Job.
@@ -62,17 +66,31 @@ type Injector struct {
 	Env       Environment
 	Namespace string
 	Job       string
-	// WaitTimeout bounds the wait for a pod to act on and for a node to go
-	// NotReady; default 3 minutes.
+	// WaitTimeout bounds the wait for a pod to act on, for a node to go
+	// NotReady and for a Chaos Mesh experiment; default 3 minutes.
 	WaitTimeout time.Duration
+	// ChaosMesh, when set, carries out the pod chaos (pod-kill, pod-failure,
+	// container-kill) as Chaos Mesh PodChaos experiments through this
+	// client; else the injector acts itself, to the same effect.
+	ChaosMesh dynamic.Interface
+	// PauseImage is what a pod-failure runs in place of the containers when
+	// the injector acts itself (Chaos Mesh has its own setting).
+	PauseImage string
 
-	rng       *rand.Rand
-	seed      uint64
-	mu        sync.Mutex
-	records   []Record
-	lost      []string // nodes lost, in order
-	gatesSet  bool
-	stepIndex int
+	rng     *rand.Rand
+	seed    uint64
+	mu      sync.Mutex
+	records []Record
+	lost    []string // nodes lost, in order
+	touched []string // nodes drained or tainted, in order
+	// priorityClass: the preemptor's PriorityClass was made by this run.
+	priorityClass bool
+	gatesSet      bool
+	stepIndex     int
+	// experiments counts the Chaos Mesh experiments submitted (their names);
+	// experiment is the last one's, for once to record.
+	experiments int
+	experiment  *Experiment
 	// startController starts the controller a controllerStop stopped.
 	startController func(context.Context) error
 }
@@ -173,12 +191,13 @@ func (in *Injector) once(ctx context.Context, point string, a Action) error {
 	local := rand.New(rand.NewPCG(draw, 0))
 	log := fmt.Sprintf("%s: %s", point, a.Describe())
 	start := time.Now()
+	in.experiment = nil
 	effect, err := in.apply(ctx, a, local)
 	failed := err
 	if errors.Is(err, ErrJobFinished) {
 		effect, failed = "not done: "+err.Error(), nil // no harness failure: nothing left to disturb
 	}
-	in.record(Record{Start: start, Log: log, Effect: effect, Err: failed, Action: a})
+	in.record(Record{Start: start, Log: log, Effect: effect, Err: failed, Action: a, Experiment: in.experiment})
 	if err != nil {
 		return fmt.Errorf("%s: %w", log, err)
 	}
@@ -193,17 +212,12 @@ func (in *Injector) apply(ctx context.Context, a Action, rng *rand.Rand) (string
 		if err != nil {
 			return "", err
 		}
-		for _, p := range targets {
-			if a.PodChaos.Action == v1alpha1.ContainerKillAction {
-				err = EndRun(ctx, c, &p, ptr.To[int32](137))
-			} else {
-				err = DeletePod(ctx, c, &p, ptr.To(a.PodChaos.GracePeriod))
-			}
-			if err != nil {
-				return describe(targets), err
-			}
+		effect := describe(targets)
+		in.experiment, err = in.podChaos(ctx, *a.PodChaos, targets)
+		if in.experiment != nil {
+			effect += " by Chaos Mesh's PodChaos " + in.experiment.Name
 		}
-		return describe(targets), nil
+		return effect, err
 	case a.Evict != nil:
 		targets, err := in.choose(ctx, *a.Evict, rng, nil)
 		if err != nil {
@@ -217,6 +231,10 @@ func (in *Injector) apply(ctx context.Context, a Action, rng *rand.Rand) (string
 		return describe(targets), nil
 	case a.Preempt != nil:
 		return in.preempt(ctx, *a.Preempt, rng)
+	case a.Drain != nil:
+		return in.drain(ctx, *a.Drain, rng)
+	case a.Taint != nil:
+		return in.taintNodes(ctx, *a.Taint, rng)
 	case a.NodeLoss != nil:
 		return in.loseNodes(ctx, *a.NodeLoss, rng)
 	case a.OutOfService != nil:
@@ -265,17 +283,23 @@ func (in *Injector) apply(ctx context.Context, a Action, rng *rand.Rand) (string
 }
 
 // Close undoes what outlives a run: a stopped controller starts, lost nodes
-// return, changed feature gates go back to the defaults. Call it even when the run failed.
+// return, drained and tainted nodes are restored, changed feature gates go
+// back to the defaults, the preemptor's PriorityClass goes. Call it even
+// when the run failed or was interrupted (with a context of its own).
 func (in *Injector) Close(ctx context.Context) error {
 	var errs []error
 	if start := in.startController; start != nil {
 		in.startController = nil
 		errs = append(errs, start(ctx))
 	}
-	if len(in.lost) > 0 {
+	if len(in.lost) > 0 || len(in.touched) > 0 {
 		if _, err := in.returnNodes(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if in.priorityClass {
+		in.priorityClass = false
+		errs = append(errs, deletePriorityClass(ctx, in.Env.Client()))
 	}
 	if in.gatesSet {
 		in.gatesSet = false
@@ -512,8 +536,11 @@ func retryConflict(ctx context.Context, f func() error) error {
 }
 
 func (in *Injector) returnNodes(ctx context.Context) (string, error) {
-	lost := in.lost
+	lost, touched := in.lost, in.touched
 	var errs []error
+	if err := in.restoreNodes(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	for _, n := range lost {
 		if err := in.taint(ctx, n, false); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("untaint %s: %w", n, err))
@@ -523,10 +550,17 @@ func (in *Injector) returnNodes(ctx context.Context) (string, error) {
 		}
 	}
 	in.lost = nil
-	if len(lost) == 0 {
-		return "no node was lost", errors.Join(errs...)
+	var did []string
+	if len(lost) > 0 {
+		did = append(did, "returned "+strings.Join(lost, ", "))
 	}
-	return "returned " + strings.Join(lost, ", "), errors.Join(errs...)
+	if len(touched) > 0 {
+		did = append(did, "restored "+strings.Join(touched, ", ")+" (cordons and taints of the run undone)")
+	}
+	if len(did) == 0 {
+		return "no node was lost, drained or tainted", errors.Join(errs...)
+	}
+	return strings.Join(did, "; "), errors.Join(errs...)
 }
 
 func (in *Injector) flipGates(ctx context.Context, g GateFlip, rng *rand.Rand) (string, error) {

@@ -85,6 +85,13 @@ func (a Action) Describe() string {
 		parts = append(parts, sel(*a.Evict))
 	case a.Preempt != nil:
 		parts = append(parts, sel(*a.Preempt))
+	case a.Drain != nil:
+		parts = append(parts, sel(*a.Drain))
+	case a.Taint != nil:
+		parts = append(parts, sel(a.Taint.Selection))
+		if a.Taint.OutOfService {
+			parts = append(parts, "outOfService")
+		}
 	case a.NodeLoss != nil:
 		parts = append(parts, sel(a.NodeLoss.Selection))
 		if a.NodeLoss.DeletePods {

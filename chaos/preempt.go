@@ -15,10 +15,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 )
 
 // PreemptorPriorityClass is the PriorityClass of the pods that preempt
-// (cluster-wide; made once, never deleted: the next run uses it again).
+// (cluster-wide: made by the run that preempts, deleted when it closes).
 const PreemptorPriorityClass = "jobconform-preemptor"
 
 // PreemptionReason is the reason kube-scheduler gives the DisruptionTarget
@@ -39,7 +40,10 @@ func (in *Injector) preempt(ctx context.Context, sel Selection, rng *rand.Rand) 
 	}
 	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: PreemptorPriorityClass}, Value: 1000000,
 		Description: "jobconform's preempt chaos action"}
-	if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	switch _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); {
+	case err == nil:
+		in.priorityClass = true
+	case !apierrors.IsAlreadyExists(err):
 		return "", fmt.Errorf("create PriorityClass %s: %w", PreemptorPriorityClass, err)
 	}
 	var nodes []string
@@ -123,6 +127,16 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition
 		if p.Status.Conditions[i].Type == t {
 			return &p.Status.Conditions[i]
 		}
+	}
+	return nil
+}
+
+// deletePriorityClass deletes the preemptors' PriorityClass (pods that
+// already have their priority keep it).
+func deletePriorityClass(ctx context.Context, c kubernetes.Interface) error {
+	err := c.SchedulingV1().PriorityClasses().Delete(ctx, PreemptorPriorityClass, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete PriorityClass %s: %w", PreemptorPriorityClass, err)
 	}
 	return nil
 }

@@ -95,6 +95,9 @@ type ChaosAction struct {
 	Log    string `json:"log"`
 	Effect string `json:"effect,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Experiment is the Chaos Mesh experiment that carried it out, as its
+	// own records tell it (a line per record event).
+	Experiment []string `json:"experiment,omitempty"`
 }
 
 // Event is one recorded change, reduced to what the drawings need.

@@ -424,7 +424,8 @@ pre{font-size:12px;white-space:pre-wrap}
 {{if .Unjudged}}<ul class="unjudged">{{range .Unjudged}}<li>not judged — {{.}}</li>
 {{end}}</ul>{{end}}
 {{if .Machine}}<p class="machine{{if .Starved}} starved{{end}}">machine while it ran: {{.Machine}}{{if .Starved}} — <b>starved</b>{{end}}</p>{{end}}
-{{if .Chaos}}<pre class="chaos-log">{{range .Chaos}}{{.Time}} {{.Log}} → {{.Effect}}{{if .Error}} (error: {{.Error}}){{end}}
+{{if .Chaos}}<pre class="chaos-log">{{range .Chaos}}{{.Time}} {{.Log}} → {{.Effect}}{{if .Error}} (error: {{.Error}}){{end}}{{range .Experiment}}
+    {{.}}{{end}}
 {{end}}</pre>{{end}}
 {{if .SVG}}<template class="timeline">{{.SVG}}</template><div class="timeline-slot"></div>{{end}}</section>
 {{end}}

@@ -289,6 +289,17 @@ type GonePattern struct {
 	Pods string `json:"pods"`
 }
 
+// ChaosActions are the actions of the scenario's chaos steps, in order.
+func (s *Scenario) ChaosActions() []chaos.Action {
+	var out []chaos.Action
+	for _, st := range s.Steps {
+		if st.Chaos != nil {
+			out = append(out, *st.Chaos)
+		}
+	}
+	return out
+}
+
 // HasChaos tells whether the scenario injects chaos (and so needs the chaos suite).
 func (s *Scenario) HasChaos() bool {
 	for _, st := range s.Steps {

@@ -15,18 +15,35 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// CreateNamespace makes a namespace named after prefix and waits for its
-// default ServiceAccount: the ServiceAccount admission plugin rejects pods
-// created before it exists, which would show as a controller fault.
-func CreateNamespace(ctx context.Context, client kubernetes.Interface, prefix string) (string, error) {
-	return CreateNamespaceWithin(ctx, client, prefix, 30*time.Second)
+// TestLabel is on every namespace jobconform makes; RunLabel, where set,
+// names the run that made it (jobconform run's --kubeconfig runs, whose
+// leftovers are found by it).
+const (
+	TestLabel = "jobconform.io/test"
+	RunLabel  = "jobconform.io/run"
+)
+
+// CreateNamespace makes a namespace named after prefix, of run (RunLabel;
+// "" for none), and waits for its default ServiceAccount: the
+// ServiceAccount admission plugin rejects pods created before it exists,
+// which would show as a controller fault.
+func CreateNamespace(ctx context.Context, client kubernetes.Interface, prefix, run string) (string, error) {
+	return createNamespace(ctx, client, prefix, run, 30*time.Second)
 }
 
 // CreateNamespaceWithin is CreateNamespace waiting up to timeout for the
 // default ServiceAccount.
 func CreateNamespaceWithin(ctx context.Context, client kubernetes.Interface, prefix string, timeout time.Duration) (string, error) {
+	return createNamespace(ctx, client, prefix, "", timeout)
+}
+
+func createNamespace(ctx context.Context, client kubernetes.Interface, prefix, run string, timeout time.Duration) (string, error) {
+	labels := map[string]string{TestLabel: "true"}
+	if run != "" {
+		labels[RunLabel] = run
+	}
 	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: map[string]string{"jobconform.io/test": "true"}},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: labels},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("create namespace: %w", err)

@@ -29,7 +29,7 @@ func TestCreateNamespaceWaitsForTheServiceAccount(t *testing.T) {
 		}()
 		return false, nil, nil
 	})
-	ns, err := CreateNamespace(context.Background(), client, "jc-test")
+	ns, err := CreateNamespace(context.Background(), client, "jc-test", "run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestCreateNamespaceWaitsForTheServiceAccount(t *testing.T) {
 		t.Fatalf("namespace %q returned before its ServiceAccount existed", ns)
 	}
 	got, _ := client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
-	if got.Labels["jobconform.io/test"] != "true" {
+	if got.Labels[TestLabel] != "true" || got.Labels[RunLabel] != "run-1" {
 		t.Fatalf("labels %v", got.Labels)
 	}
 	if err := DeleteNamespace(context.Background(), client, ns); err != nil {

@@ -86,6 +86,11 @@ type Options struct {
 	BuiltinScenarios bool `json:"builtinScenarios"`
 	// ChaosSeed seeds the chaos suite's random choices (nil: from the clock).
 	ChaosSeed *uint64 `json:"chaosSeed,omitempty"`
+	// ChaosEngine carries out the pod disruptions: ChaosEngines ("" is auto:
+	// Chaos Mesh where its CRDs are installed, else jobconform's own).
+	ChaosEngine string `json:"chaosEngine,omitempty"`
+	// Existing is how a cluster given by --kubeconfig may be used.
+	Existing Existing `json:"existing,omitempty"`
 
 	// DrillPath, when set, flies that path of releases (v1,v2,...) with the
 	// default drill's flights instead of the catalog's drills.
@@ -107,9 +112,35 @@ type Options struct {
 	Run Run `json:"run"`
 }
 
+// DefaultPauseImage is what a pod-failure runs in place of a pod's
+// containers on a cluster jobconform did not create (Chaos Mesh's own
+// default is gcr.io/google-containers/pause:latest, no longer published).
+const DefaultPauseImage = "registry.k8s.io/pause:3.10"
+
+// ChaosEngines are the values of --chaos-engine.
+var ChaosEngines = []string{"auto", "builtin", "chaos-mesh"}
+
+// Existing is what jobconform may do on a cluster it did not create, and
+// what its pods run there.
+type Existing struct {
+	// AllowNodeDisruption lets chaos cordon, drain and taint the cluster's
+	// nodes and preempt pods on them: whatever else runs there is disturbed.
+	AllowNodeDisruption bool `json:"allowNodeDisruption,omitempty"`
+	// PodImage replaces busybox in the scenarios' pods (a mirror of it the
+	// cluster can pull); PauseImage is what a pod-failure puts in place of
+	// a container; HostNetwork puts the pods on their nodes' network (nodes
+	// without a pod network, as `jobconform cluster --nodes kubelet`'s).
+	PodImage    string `json:"podImage,omitempty"`
+	PauseImage  string `json:"pauseImage,omitempty"`
+	HostNetwork bool   `json:"hostNetwork,omitempty"`
+}
+
 // Run is the plan of jobconform run: which suites, at which releases,
 // against whom, how wide, and where the reports go.
 type Run struct {
+	// ID names the run on the clusters it uses (kube.RunLabel on its
+	// namespaces): set by jobconform run, not a flag.
+	ID string `json:"id,omitempty"`
 	// Versions are the releases the controllers under test are judged at,
 	// each on clusters of its own (default: release.Default).
 	Versions []string `json:"versions,omitempty"`
@@ -394,6 +425,12 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("--nodes %q: use %s or %s", o.Nodes, NodesKwok, NodesKubelet)
 	}
+	if o.ChaosEngine != "" && !slices.Contains(ChaosEngines, o.ChaosEngine) {
+		return fmt.Errorf("--chaos-engine %q: use %s", o.ChaosEngine, strings.Join(ChaosEngines, ", "))
+	}
+	if o.ProviderName() != "existing" && o.Existing != (Existing{}) {
+		return errors.New("--allow-node-disruption, --pod-image, --pause-image and --pod-host-network are for a cluster given by --kubeconfig: jobconform's own clusters run its own images and are its to disrupt")
+	}
 	if o.ProviderName() == "existing" {
 		if o.Version != "" {
 			return errors.New("--k8s-version and --kubeconfig: an existing cluster runs its own release; drop --k8s-version")
@@ -620,6 +657,11 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		o.ChaosSeed = seed
 		return err
 	})
+	fs.StringVar(&o.ChaosEngine, "chaos-engine", o.ChaosEngine, "what carries out the chaos suite's pod kills and pod failures: chaos-mesh (as PodChaos experiments; its CRDs and controller must be installed), builtin (jobconform's own API calls), or auto (default: chaos-mesh where its CRDs are installed)")
+	fs.BoolVar(&o.Existing.AllowNodeDisruption, "allow-node-disruption", o.Existing.AllowNodeDisruption, "with --kubeconfig: let chaos cordon, drain and taint the cluster's nodes and preempt pods there, disturbing whatever else runs on them (restored after each scenario); without it those scenarios are not applicable")
+	fs.StringVar(&o.Existing.PodImage, "pod-image", o.Existing.PodImage, "with --kubeconfig: the image the scenarios' pods run instead of busybox (a busybox your cluster can pull)")
+	fs.StringVar(&o.Existing.PauseImage, "pause-image", o.Existing.PauseImage, "with --kubeconfig: the image a pod-failure puts in place of a pod's containers (default "+DefaultPauseImage+")")
+	fs.BoolVar(&o.Existing.HostNetwork, "pod-host-network", o.Existing.HostNetwork, "with --kubeconfig: run the scenarios' pods on their nodes' network (nodes without a pod network, such as jobconform cluster --nodes kubelet's)")
 	fs.StringVar(&o.DrillPath, "drill-path", o.DrillPath, "drill suite: fly this path of releases (e.g. v1.36.3,v1.37.1,v1.36.3,v1.37.1) with the default drill's flights")
 	fs.Func("drills", "drill suite: the catalog's drills to fly, comma-separated (default "+strings.Join(DefaultDrills, ",")+")", func(s string) error {
 		o.Drills = splitList(s, ",")

@@ -297,6 +297,9 @@ type Target struct {
 	PullPolicy corev1.PullPolicy
 	// HostNetwork puts pods on the node's network (nodes with no pod network).
 	HostNetwork bool
+	// PauseImage is what a pod-failure runs in place of the containers: an
+	// image the nodes hold ("" on kwok nodes, which run no image).
+	PauseImage string
 }
 
 // Adapt makes the pods of tmpl runnable on t's nodes. Nothing it changes is

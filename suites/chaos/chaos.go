@@ -20,6 +20,7 @@ import (
 	"hash/crc32"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/ginkgoreport"
@@ -64,17 +66,20 @@ const nodeMonitorGrace = "30s"
 
 // newEnv brings up a cluster of the spec's own, named for it, with the
 // controllers cs (the reference controller among them when it is judged);
-// it is stopped when the spec ends.
+// it is stopped when the spec ends. On a cluster given by --kubeconfig every
+// spec shares it, and a reference controller of the spec's own answers to a
+// name of the spec's own (judge reads it from env.Reference).
 func newEnv(ctx context.Context, name string, cs ...runner.Controller) *harness.Env {
 	GinkgoHelper()
 	o, err := harness.OptionsFromEnv()
 	Expect(err).NotTo(HaveOccurred())
-	if o.ProviderName() == "existing" {
-		Skip(fmt.Sprintf("chaos needs clusters the harness controls (local or kind), not one given by --kubeconfig"))
-	}
 	o.Progress, o.TempDir = GinkgoWriter, GinkgoT().TempDir()
 	o.Controllers, o.ReferenceBinary = cs, suite.ReferenceBinary
-	o.Cluster.Name = clusterName(name)
+	if o.ProviderName() == "existing" {
+		o.ReferenceName = fmt.Sprintf("%s-%08x", controller.DefaultName, crc32.ChecksumIEEE([]byte(name)))
+	} else {
+		o.Cluster.Name = clusterName(name)
+	}
 	if o.ProviderName() == "local" { // kind sets kube-controller-manager's flags through kubeadm, which the harness does not patch
 		o.Cluster.ExtraArgs = map[cluster.Component][]string{cluster.ControllerManager: {"--node-monitor-grace-period=" + nodeMonitorGrace}}
 	}
@@ -83,6 +88,15 @@ func newEnv(ctx context.Context, name string, cs ...runner.Controller) *harness.
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
 	return env
+}
+
+// judged is c as the spec's env runs it: a reference controller under the
+// name it was started with.
+func judged(c runner.Controller, env *harness.Env) runner.Controller {
+	if c.Name == runner.Reference.Name && env.Reference != nil {
+		c.ManagedBy = ptr.To(env.Reference.Name)
+	}
+	return c
 }
 
 // skipInapplicable skips, before a cluster is brought up for nothing, a
@@ -129,7 +143,9 @@ func run(ctx context.Context, env *harness.Env, s *scenarios.Scenario, c runner.
 	if err != nil {
 		Skip(err.Error())
 	}
-	r := runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes, Gates: env.Gates})
+	cm, err := env.ChaosMesh()
+	Expect(err).NotTo(HaveOccurred())
+	r := runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, ChaosMesh: cm, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes, Gates: env.Gates, RunID: harness.RunID()})
 	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
@@ -189,19 +205,31 @@ func register() {
 			It("reads the controllers under test", func() { Fail(err.Error()) })
 			return
 		}
-		if set.Builtin && harness.FirstShard() { // they run scenarios of jobconform's catalog
+		o, err := harness.OptionsFromEnv()
+		if err != nil {
+			It("reads the settings", func() { Fail(err.Error()) })
+			return
+		}
+		existing := o.ProviderName() == "existing"
+		if set.Builtin && harness.FirstShard() && !existing { // they run scenarios of jobconform's catalog, on clusters of their own
 			harnessChecks(all, cs)
 		}
 		all = harness.MyShard(Description, all, cs)
 		for _, p := range harness.Pairs(all, cs) {
 			s, c := p.Scenario, p.Controller
-			It(p.Text(), Label(s.Features...), harness.Priority(Description, p.Text()), func(ctx SpecContext) {
+			decorators := []any{Label(s.Features...), harness.Priority(Description, p.Text())}
+			if existing && disruptsNodes(s) {
+				// The specs share the user's cluster: a drained node must not
+				// evict another spec's pods.
+				decorators = append(decorators, Serial)
+			}
+			It(p.Text(), append(decorators, func(ctx SpecContext) {
 				skipInapplicable(s, c)
 				env := newEnv(ctx, c.Name+"-"+s.Name, c)
-				r := run(ctx, env, s, c, env.Reference)
+				r := run(ctx, env, s, judged(c, env), env.Reference)
 				failures := r.Failures()
 				Expect(failures).To(BeEmpty(), "%s on Kubernetes %s (seed %d): %s", c.Name, env.Version, suite.Seed, s.Description)
-			}, SpecTimeout(10*time.Minute))
+			}, SpecTimeout(10*time.Minute))...)
 		}
 	})
 
@@ -280,6 +308,17 @@ func harnessChecks(all []*scenarios.Scenario, cs []runner.Controller) {
 		entry("creating replacements while pods terminate", "replace-terminating", "node-loss-prp-failed-out-of-service", "replacement-waits-under-failed"),
 		entry("writing Failed before the pods have terminated", "early-terminal", "controller-crash-during-failure-target", "terminal-only-when-pods-terminal"),
 	)
+}
+
+// disruptsNodes tells whether a chaos step of s cordons, drains or taints
+// nodes (or preempts there).
+func disruptsNodes(s *scenarios.Scenario) bool {
+	for _, a := range s.ChaosActions() {
+		if slices.Contains(a.Needs(), chaos.NeedNodeDisruption) {
+			return true
+		}
+	}
+	return false
 }
 
 func underTest(cs []runner.Controller, name string) bool {

@@ -80,7 +80,7 @@ type shared struct {
 var oracleDir string
 
 func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) *runner.Result {
-	return runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c), Worker: env.worker,
+	return runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c), Worker: env.worker, RunID: harness.RunID(),
 		PrepareNamespace: harness.PrepareNamespace(c, env.kubeconfig, env.workerKubeconfig)})
 }
 
@@ -243,7 +243,7 @@ func brokenDispatcherCaught(ctx SpecContext, fault, scenario, failure string) {
 	DeferCleanup(broken.Stop)
 	c := runner.Dispatcher
 	c.Name, c.ManagedBy, c.Faults = "dispatcher-"+fault, &name, []string{fault}
-	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Worker: env.worker})
+	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Worker: env.worker, RunID: harness.RunID()})
 	harness.Attach(r, s.Features)
 	failures := r.Failures()
 	AddReportEntry("verdict on the broken dispatcher", strings.Join(failures, "\n"))

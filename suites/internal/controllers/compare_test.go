@@ -167,7 +167,7 @@ var _ = Describe("reference controller", Ordered, func() {
 	// times while a 200-pod Job runs and pods are deleted under it; the final
 	// counters must equal what the pods really did.
 	It("counts every pod exactly once across 20 SIGKILLs", func(ctx SpecContext) {
-		ns, err := kube.CreateNamespace(ctx, client, "crash")
+		ns, err := kube.CreateNamespace(ctx, client, "crash", "")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx context.Context) { _ = kube.DeleteNamespace(ctx, client, ns) })
 		rec, err := recorder.Start(ctx, client, ns)
@@ -233,7 +233,7 @@ var _ = Describe("reference controller", Ordered, func() {
 	It("restarted with JobPodReplacementPolicy off, behaves as before KEP-3939", func(ctx SpecContext) {
 		Expect(ref.Restart(ctx, map[string]bool{"JobPodReplacementPolicy": false})).To(Succeed())
 		DeferCleanup(func(ctx context.Context) { Expect(ref.Restart(ctx, map[string]bool{})).To(Succeed()) })
-		ns, err := kube.CreateNamespace(ctx, client, "gate-off")
+		ns, err := kube.CreateNamespace(ctx, client, "gate-off", "")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx context.Context) { _ = kube.DeleteNamespace(ctx, client, ns) })
 		rec, err := recorder.Start(ctx, client, ns)
@@ -340,7 +340,7 @@ func runComparison(ctx context.Context, client kubernetes.Interface, cmp compari
 	if managedBy != nil {
 		who = "reference"
 	}
-	ns, err := kube.CreateNamespace(ctx, client, "cmp-"+who)
+	ns, err := kube.CreateNamespace(ctx, client, "cmp-"+who, "")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx context.Context) { _ = kube.DeleteNamespace(ctx, client, ns) })
 	rec, err := recorder.Start(ctx, client, ns)

@@ -43,6 +43,9 @@ func ResultOf(r *runner.Result, features []string) reports.Result {
 	}
 	for _, c := range r.Chaos {
 		a := reports.ChaosAction{Time: c.Time.Format("15:04:05.000"), Log: c.Log, Effect: c.Effect}
+		if c.Experiment != nil {
+			a.Experiment = c.Experiment.Lines()
+		}
 		if c.Err != nil {
 			a.Error = c.Err.Error()
 		}
@@ -97,6 +100,9 @@ func TimelineText(r *runner.Result) string {
 	var b strings.Builder
 	for _, c := range r.Chaos {
 		fmt.Fprintf(&b, "%s chaos %s -> %s\n", c.Time.Format("15:04:05.000"), c.Log, c.Effect)
+		if c.Experiment != nil {
+			b.WriteString(strings.Join(c.Experiment.Lines(), "\n") + "\n")
+		}
 	}
 	for _, e := range r.Timeline {
 		if e.Kind == "Job" || e.Kind == "Pod" {

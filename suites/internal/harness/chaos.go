@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/jobconform/jobconform/chaos"
@@ -14,24 +15,38 @@ import (
 )
 
 // Chaos is the chaos environment for controller c (ref: the reference
-// process when c is a reference controller), or an error saying why this
-// set-up cannot inject chaos. Nodes and the apiserver are the cluster's
-// controls; the controller under test is kube-controller-manager for the
-// built-in one and the harness's process for a reference controller.
+// process when c is a reference controller). Nodes and the apiserver are the
+// cluster's controls; the controller under test is kube-controller-manager
+// for the built-in one and the harness's process for a reference
+// controller. What this set-up cannot do, the environment Lacks, saying why:
+// on a cluster given by --kubeconfig, the kubelets and the control plane,
+// and the nodes unless --allow-node-disruption.
 func (e *Env) Chaos(c runner.Controller, ref *controllers.Reference) (chaos.Environment, error) {
-	if e.Cluster.Provider() == "existing" {
-		return nil, fmt.Errorf("chaos needs a cluster the harness controls (local or kind), not one given by --kubeconfig")
-	}
+	ce := newChaosEnv(e.Cluster, ref)
 	if c.Name != runner.BuiltIn.Name && ref == nil {
-		return nil, fmt.Errorf("chaos against %s: the harness can restart only the controllers it started", c.Name)
+		ce.lacks[chaos.NeedController] = fmt.Sprintf("restarts or stops %s, which runs on its own: the harness can restart only the controllers it started", c.Name)
 	}
-	return newChaosEnv(e.Cluster, ref), nil
+	if e.Cluster.Provider() == "existing" {
+		const notOurs = "which jobconform cannot do on a cluster it did not create (given by --kubeconfig)"
+		ce.lacks[chaos.NeedKubelet] = "stops a node's kubelet, " + notOurs + "; drain and taint scenarios disturb nodes through the API"
+		ce.lacks[chaos.NeedAPIServer] = "restarts kube-apiserver, " + notOurs
+		if c.Name == runner.BuiltIn.Name {
+			ce.lacks[chaos.NeedController] = "restarts, stops or re-gates kube-controller-manager, " + notOurs
+		}
+		if !e.allowNodeDisruption {
+			ce.lacks[chaos.NeedNodeDisruption] = "cordons, drains or taints the cluster's nodes, or preempts pods there, disturbing whatever else runs on them: pass --allow-node-disruption to let it (each node is restored after the scenario)"
+		}
+	}
+	return ce, nil
 }
 
 // chaosEnv carries out chaos actions on a cluster.Cluster.
 type chaosEnv struct {
 	cluster cluster.Cluster
 	ref     *controllers.Reference // nil: the built-in controller is under test
+
+	// lacks says why the environment cannot meet a need (chaos.Environment's Lacks).
+	lacks map[chaos.Need]string
 
 	mu sync.Mutex
 	// defaultGates are the reference controller's gates before the first flip.
@@ -40,8 +55,10 @@ type chaosEnv struct {
 }
 
 func newChaosEnv(c cluster.Cluster, ref *controllers.Reference) *chaosEnv {
-	return &chaosEnv{cluster: c, ref: ref}
+	return &chaosEnv{cluster: c, ref: ref, lacks: map[chaos.Need]string{}}
 }
+
+func (e *chaosEnv) Lacks(n chaos.Need) string { return e.lacks[n] }
 
 var _ chaos.Environment = (*chaosEnv)(nil)
 
@@ -119,4 +136,24 @@ func (e *chaosEnv) StopController(ctx context.Context, crash bool) (func(context
 			return fmt.Errorf("starting kube-controller-manager: %w", ctx.Err())
 		}
 	}, nil
+}
+
+// ChaosMesh is the client through which Chaos Mesh carries out the pod
+// chaos (--chaos-engine chaos-mesh, or auto where its CRDs are installed),
+// or nil when jobconform acts itself.
+func (e *Env) ChaosMesh() (dynamic.Interface, error) {
+	if e.chaosEngine == "builtin" {
+		return nil, nil
+	}
+	has, err := chaos.HasChaosMesh(e.Cluster.Client())
+	if err != nil {
+		return nil, err
+	}
+	if !has {
+		if e.chaosEngine == "chaos-mesh" {
+			return nil, BadInput{fmt.Errorf("--chaos-engine chaos-mesh: the cluster serves no %s (install Chaos Mesh, its CRDs and its controller-manager, or use --chaos-engine builtin)", chaos.PodChaosResource)}
+		}
+		return nil, nil
+	}
+	return controllers.Dynamic(e.Kubeconfig)
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
@@ -50,14 +51,40 @@ func (f *fakeCluster) ReturnNode(_ context.Context, n string) error {
 	return f.fail
 }
 
-func TestChaosNeedsAControlledCluster(t *testing.T) {
-	e := &Env{Cluster: &fakeCluster{provider: "existing"}}
-	if _, err := e.Chaos(runner.BuiltIn, nil); err == nil || !strings.Contains(err.Error(), "--kubeconfig") {
-		t.Fatalf("chaos on an existing cluster: %v", err)
+// On a cluster given by --kubeconfig the chaos environment lacks the
+// kubelets and the control plane (but a reference controller the harness
+// started is its own to restart), and the nodes unless allowed; a controller
+// the harness did not start cannot be restarted anywhere.
+func TestChaosLacksWhatItDoesNotControl(t *testing.T) {
+	lacks := func(e *Env, c runner.Controller, ref *controllers.Reference) map[chaos.Need]string {
+		t.Helper()
+		ce, err := e.Chaos(c, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[chaos.Need]string{}
+		for _, n := range []chaos.Need{chaos.NeedNodeDisruption, chaos.NeedKubelet, chaos.NeedController, chaos.NeedAPIServer} {
+			if why := ce.Lacks(n); why != "" {
+				out[n] = why
+			}
+		}
+		return out
 	}
-	e = &Env{Cluster: &fakeCluster{provider: "local"}}
-	if _, err := e.Chaos(runner.Controller{Name: "example.com/mine"}, nil); err == nil || !strings.Contains(err.Error(), "only the controllers it started") {
-		t.Fatalf("chaos against a controller the harness did not start: %v", err)
+	got := lacks(&Env{Cluster: &fakeCluster{provider: "existing"}}, runner.BuiltIn, nil)
+	if len(got) != 4 || !strings.Contains(got[chaos.NeedNodeDisruption], "--allow-node-disruption") || !strings.Contains(got[chaos.NeedKubelet], "--kubeconfig") {
+		t.Errorf("the built-in on an existing cluster: %v", got)
+	}
+	got = lacks(&Env{Cluster: &fakeCluster{provider: "existing"}, allowNodeDisruption: true}, runner.Reference, &controllers.Reference{})
+	if len(got) != 2 || got[chaos.NeedKubelet] == "" || got[chaos.NeedAPIServer] == "" {
+		t.Errorf("the harness's reference on an existing cluster, node disruption allowed: %v", got)
+	}
+	got = lacks(&Env{Cluster: &fakeCluster{provider: "local"}}, runner.BuiltIn, nil)
+	if len(got) != 0 {
+		t.Errorf("the built-in on a local cluster: %v", got)
+	}
+	got = lacks(&Env{Cluster: &fakeCluster{provider: "local"}}, runner.Controller{Name: "example.com/mine"}, nil)
+	if len(got) != 1 || !strings.Contains(got[chaos.NeedController], "only the controllers it started") {
+		t.Errorf("a controller the harness did not start: %v", got)
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/onsi/ginkgo/v2"
@@ -66,6 +68,13 @@ func Settings() (options.Options, error) {
 	return settings.o, nil
 }
 
+// RunID names the jobconform run this suite process is part of ("" when
+// the suite runs on its own): its namespaces carry it (kube.RunLabel).
+func RunID() string {
+	st, _ := Settings() // an error was reported where the settings were first read
+	return st.Run.ID
+}
+
 // Scenarios loads the scenarios the settings name.
 func Scenarios() (*catalog.Set, error) {
 	o, err := Settings()
@@ -109,6 +118,14 @@ type Options struct {
 	// KueueVersion is the Kueue release of the multikueue controller ("":
 	// k8sbin.KueueVersion).
 	KueueVersion string
+	// ReferenceName is the spec.managedBy value the reference controller
+	// answers to ("": its own): on a cluster shared by specs, each its own.
+	ReferenceName string
+	// AllowNodeDisruption lets chaos disturb the nodes of a cluster given by
+	// --kubeconfig (options.Existing).
+	AllowNodeDisruption bool
+	// ChaosEngine is --chaos-engine ("" is auto).
+	ChaosEngine string
 }
 
 // OptionsFromEnv is the set-up the settings (Settings) ask for.
@@ -123,15 +140,18 @@ func OptionsFromEnv() (Options, error) {
 // OptionsOf is the set-up st asks for; st has passed Validate.
 func OptionsOf(st options.Options) Options {
 	return Options{
-		Provider:         st.ProviderName(),
-		Cluster:          cluster.Config{Version: st.Version, Kubeconfig: st.Kubeconfig, NodeKind: st.Nodes, FeatureGates: st.FeatureGates, Artifacts: st.Run.Artifacts},
-		Controllers:      controllersOf(st),
-		ExternalCommand:  st.External.Command,
-		ReferenceFaults:  st.ReferenceFaults,
-		ReferenceBinary:  st.ReferenceBinary,
-		DispatcherBinary: st.DispatcherBinary,
-		ProgressFile:     st.ProgressFile,
-		KueueVersion:     st.KueueVersion,
+		Provider: st.ProviderName(),
+		Cluster: cluster.Config{Version: st.Version, Kubeconfig: st.Kubeconfig, NodeKind: st.Nodes, FeatureGates: st.FeatureGates, Artifacts: st.Run.Artifacts,
+			Pods: pods.Target{Image: st.Existing.PodImage, PauseImage: st.Existing.PauseImage, HostNetwork: st.Existing.HostNetwork}},
+		Controllers:         controllersOf(st),
+		ExternalCommand:     st.External.Command,
+		ReferenceFaults:     st.ReferenceFaults,
+		ReferenceBinary:     st.ReferenceBinary,
+		DispatcherBinary:    st.DispatcherBinary,
+		ProgressFile:        st.ProgressFile,
+		KueueVersion:        st.KueueVersion,
+		AllowNodeDisruption: st.Existing.AllowNodeDisruption,
+		ChaosEngine:         st.ChaosEngine,
 	}
 }
 
@@ -213,6 +233,8 @@ type Env struct {
 	Kueues []*controllers.Kueue
 
 	referenceBinary, dispatcherBinary string
+	allowNodeDisruption               bool
+	chaosEngine                       string
 }
 
 // externalSettle is how long an external controller must keep running after
@@ -235,6 +257,7 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	defer closeProgress()
 	o.Progress = w
 	e.referenceBinary, e.dispatcherBinary = o.ReferenceBinary, o.DispatcherBinary
+	e.allowNodeDisruption, e.chaosEngine = o.AllowNodeDisruption, o.ChaosEngine
 	cfg := o.Cluster
 	cfg.Progress = o.Progress
 	if e.Cluster, err = cluster.Create(ctx, o.ProviderName(), cfg); err != nil {
@@ -243,9 +266,14 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	e.Kubeconfig, e.Version, e.LogDir = e.Cluster.Kubeconfig(), e.Cluster.Version(), e.Cluster.LogDir()
 	e.Pods = e.Cluster.Pods()
 	e.Nodes, e.Gates = o.ReportedSetup()
+	if e.Cluster.Provider() == "existing" {
+		if e.Nodes, err = nodeKind(ctx, e.Cluster.Client()); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range o.Controllers {
 		if c.Name == runner.Reference.Name {
-			start := func() (*controllers.Reference, error) { return e.StartReference(ctx, o.TempDir, "") }
+			start := func() (*controllers.Reference, error) { return e.StartReference(ctx, o.TempDir, o.ReferenceName) }
 			if len(o.ReferenceFaults) > 0 && o.ReferenceBinary == "" {
 				fmt.Fprintf(progress(o.Progress), "building the reference controller broken by %s\n", strings.Join(o.ReferenceFaults, ", "))
 				start = func() (*controllers.Reference, error) { return e.StartMutant(ctx, o.TempDir, "", o.ReferenceFaults) }
@@ -278,6 +306,21 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 		fmt.Fprintf(progress(o.Progress), "external controller started: %s (log %s)\n", cmd, e.External.LogPath)
 	}
 	return e, nil
+}
+
+// nodeKind is "kubelet" when a node of the cluster is not kwok's (the
+// reports' and the scenarios' `nodes`), "" when all are.
+func nodeKind(ctx context.Context, c kubernetes.Interface) (string, error) {
+	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("list the cluster's nodes: %w", err)
+	}
+	for _, n := range list.Items {
+		if n.Annotations["kwok.x-k8s.io/node"] != "fake" {
+			return cluster.NodesKubelet, nil
+		}
+	}
+	return "", nil
 }
 
 // StartCommand starts a controller with a shell command, KUBECONFIG set to

@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -154,6 +155,12 @@ type Options struct {
 	Seed uint64
 	// Pods adapts the pods to the cluster's nodes (real kubelets run a local image).
 	Pods pods.Target
+	// ChaosMesh, when set, has Chaos Mesh carry out the pod chaos
+	// (chaos.Injector's ChaosMesh).
+	ChaosMesh dynamic.Interface
+	// RunID labels the run's namespace (kube.RunLabel): what jobconform
+	// run finds its leftovers on a cluster it did not create by.
+	RunID string
 	// Nodes names what plays the nodes ("kubelet" for real kubelets; "" for
 	// kwok or a cluster whose nodes the harness did not choose), for reports.
 	Nodes string
@@ -264,7 +271,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	meter := startMeter(ctx, client)
 	defer meter.Stop()
 
-	ns, err := kube.CreateNamespace(ctx, client, namespacePrefix(c.Name))
+	ns, err := kube.CreateNamespace(ctx, client, namespacePrefix(c.Name), o.RunID)
 	if err != nil {
 		r.Err = err
 		return r
@@ -427,7 +434,9 @@ func startChaos(o Options, ns string) *chaos.Injector {
 	if o.Chaos == nil {
 		return nil
 	}
-	return chaos.NewInjector(o.Chaos, ns, JobName, o.Seed)
+	inj := chaos.NewInjector(o.Chaos, ns, JobName, o.Seed)
+	inj.ChaosMesh, inj.PauseImage = o.ChaosMesh, o.Pods.PauseImage
+	return inj
 }
 
 // closeChaos undoes the chaos: lost nodes return and gates reset even when
@@ -450,6 +459,11 @@ func applies(s *scenarios.Scenario, c Controller, version string, o Options) (st
 	}
 	if (s.Nodes == "kwok" && o.Nodes == "kubelet") || (s.Nodes == "kubelet" && o.Nodes != "kubelet") {
 		return fmt.Sprintf("scenario runs on %s nodes only", s.Nodes), nil
+	}
+	if o.Chaos != nil {
+		if why := chaos.Unmet(o.Chaos, s.ChaosActions()...); why != "" {
+			return "not applicable on this cluster: its chaos " + why, nil
+		}
 	}
 	if !c.Dispatched {
 		return "", nil

@@ -4,8 +4,6 @@
 package existing
 
 import (
-	"github.com/jobconform/jobconform/internal/pods"
-
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/jobconform/jobconform/internal/cluster/internal/provider"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/pods"
 )
 
 // Cluster is a connection to a running cluster.
@@ -23,6 +23,7 @@ type Cluster struct {
 	client     kubernetes.Interface
 	version    string
 	logDir     string
+	pods       pods.Target
 }
 
 var _ provider.Cluster = (*Cluster)(nil)
@@ -47,7 +48,10 @@ func Create(ctx context.Context, cfg provider.Config) (provider.Cluster, error) 
 	if err != nil {
 		return nil, fmt.Errorf("existing cluster at %s unreachable: check the kubeconfig and that the cluster runs: %w", rc.Host, err)
 	}
-	c := &Cluster{kubeconfig: cfg.Kubeconfig, client: client, version: info.GitVersion, logDir: cfg.LogDir}
+	c := &Cluster{kubeconfig: cfg.Kubeconfig, client: client, version: info.GitVersion, logDir: cfg.LogDir, pods: cfg.Pods}
+	if c.pods.PauseImage == "" {
+		c.pods.PauseImage = options.DefaultPauseImage
+	}
 	if cfg.Version != "" && cfg.Version != c.version {
 		return nil, fmt.Errorf("existing cluster at %s runs %s, not the %s asked for", rc.Host, c.version, cfg.Version)
 	}
@@ -106,5 +110,7 @@ func (c *Cluster) ReturnNode(context.Context, string) error { return unsupported
 // Stop does nothing: the cluster is not the harness's.
 func (c *Cluster) Stop() error { return nil }
 
-// Pods: the cluster's kubelets pull the busybox image themselves.
-func (c *Cluster) Pods() pods.Target { return pods.Target{} }
+// Pods: the cluster's kubelets pull the busybox image themselves, or the
+// image the user named (--pod-image), and the pause image a pod-failure
+// runs (--pause-image).
+func (c *Cluster) Pods() pods.Target { return c.pods }

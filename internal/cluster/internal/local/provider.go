@@ -164,7 +164,7 @@ func (c *Cluster) nudgePods(ctx context.Context, g int) error {
 // nodes read only the annotations.
 func (c *Cluster) Pods() pods.Target {
 	if c.cfg.NodeKind == NodesKubelet {
-		return pods.Target{Image: kubeletnode.BusyboxImage, PullPolicy: corev1.PullNever, HostNetwork: true}
+		return pods.Target{Image: kubeletnode.BusyboxImage, PullPolicy: corev1.PullNever, HostNetwork: true, PauseImage: kubeletnode.PauseImage}
 	}
 	return pods.Target{}
 }

@@ -106,7 +106,7 @@ var _ = Describe("local provider", func() {
 
 				// newNamespace gives a spec its own namespace and a recorder on it.
 				newNamespace := func(ctx context.Context, prefix string) (string, *recorder.Recorder) {
-					ns, err := kube.CreateNamespace(ctx, client, prefix)
+					ns, err := kube.CreateNamespace(ctx, client, prefix, "")
 					Expect(err).NotTo(HaveOccurred())
 					DeferCleanup(func(ctx context.Context) { _ = kube.DeleteNamespace(ctx, client, ns) })
 					rec, err := recorder.Start(ctx, client, ns)

@@ -79,6 +79,9 @@ type Config struct {
 	NodeKind string
 	// Kubeconfig is the existing provider's cluster.
 	Kubeconfig string
+	// Pods is what the existing provider's nodes need of pods (an image
+	// they can pull, host network): the user says, as the harness cannot know.
+	Pods pods.Target
 	// LogDir keeps component logs (default: under Artifacts, else the user cache).
 	LogDir string
 	// Artifacts is the run's artifacts directory (--artifacts): the
