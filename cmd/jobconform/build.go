@@ -29,8 +29,19 @@ func build(ctx context.Context, args []string) error {
 	o := versionsFlag(fs, "Kubernetes release to build")
 	kubelet := fs.Bool("kubelet", false, "build the kubelet too (for kubelet nodes)")
 	kueue := fs.String("kueue", "", "build Kueue's manager of this release too and keep its CRDs (\"default\": "+k8sbin.KueueVersion+"; MultiKueue, issue #31)")
+	chaosMesh := fs.Bool("chaos-mesh", false, "build Chaos Mesh's controller-manager ("+k8sbin.ChaosMeshVersion+") too and keep its CRDs: to install on a cluster of yours (issue #47)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
+	}
+	if *chaosMesh {
+		set, err := (&k8sbin.Builder{Progress: os.Stderr}).EnsureChaosMesh(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "Chaos Mesh %s:\n  %-24s %s\n  %-24s %s\n", set.Version, "controller-manager", set.ControllerManager, "CRDs", set.CRDDir)
+		if len(o.Run.Versions) == 0 && *kueue == "" {
+			return nil
+		}
 	}
 	if *kueue != "" {
 		v := *kueue

@@ -8,6 +8,7 @@ import (
 
 	clusterpkg "github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/release"
 )
 
@@ -33,8 +34,25 @@ func cluster(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Stop()
-	fmt.Printf("cluster ready. Use it with:\n  export KUBECONFIG=%s\nComponent logs: %s\nPress Ctrl-C to stop it.\n", c.Kubeconfig(), c.LogDir())
+	fmt.Printf("cluster ready. Use it with:\n  export KUBECONFIG=%s\nJudge Job controllers on it, as on any cluster of yours, from another shell:\n  jobconform run --kubeconfig %s%s\nComponent logs: %s\nPress Ctrl-C to stop it.\n",
+		c.Kubeconfig(), c.Kubeconfig(), podFlags(c.Pods()), c.LogDir())
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "stopping cluster")
 	return c.Stop()
+}
+
+// podFlags are the flags jobconform run needs to run its pods on nodes that
+// need them rendered so (kubelet nodes: a local image, no pod network).
+func podFlags(t pods.Target) string {
+	var out string
+	if t.Image != "" {
+		out += " --pod-image " + t.Image
+	}
+	if t.PauseImage != "" {
+		out += " --pause-image " + t.PauseImage
+	}
+	if t.HostNetwork {
+		out += " --pod-host-network"
+	}
+	return out
 }

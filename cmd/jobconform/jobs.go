@@ -181,7 +181,7 @@ const kubeletProcs = 12
 func (j job) procs() int {
 	switch j.suite {
 	case "conformance":
-		if j.o.Nodes == options.NodesKubelet {
+		if j.o.Nodes == options.NodesKubelet || j.o.ProviderName() == "existing" { // a cluster's own nodes: real containers, as a rule
 			return min(j.o.Run.Procs, kubeletProcs)
 		}
 		return j.o.Run.Procs

@@ -38,6 +38,7 @@ var commands = []subcommand{
 	{name: "dispatcher", args: "[flags]", summary: "run the reference dispatcher between a manager and a worker cluster", owns: ownsWith("dispatcher", dispatcher.Run)},
 	{name: "build", args: "[--k8s-version vX.Y.Z]...", summary: "build and cache Kubernetes binaries (--kueue V: Kueue's too)", run: build},
 	{name: "cluster", args: "[flags]", summary: "run a local cluster until interrupted", run: cluster},
+	{name: "cleanup", args: "--kubeconfig K [--run ID] [--dry-run]", summary: "remove what jobconform runs left on a cluster they did not create (namespaces, nodes' cordons and taints)", run: cleanup},
 	{name: "report", args: "--out DIR REPORT.json... | diff OLD NEW", summary: "write report.html and summary.md from Ginkgo JSON reports; diff: what newly fails, passes, got slower (exit 1 on a new failure)", run: noContext(report)},
 	{name: "matrix", args: "[--out F] REPORT.json...", summary: "the release × feature matrix of runs (Markdown); --run [run flags] runs the suites at every release of the matrix first", run: matrix},
 	{name: "fidelity", args: "--kwok R.json --kubelet R.json", summary: "the same scenarios on kwok and on kubelet nodes, compared", run: noContext(fidelity)},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -120,6 +121,8 @@ func check(ctx context.Context, o options.Options) (*plan, error) {
 		if err := reachable(ctx, p.o.Kubeconfig); err != nil {
 			return nil, err
 		}
+		// What the run's namespaces are labelled with, for its sweep.
+		p.o.Run.ID = fmt.Sprintf("%s-%04x", time.Now().UTC().Format("20060102-150405"), rand.IntN(1<<16))
 	} else if len(p.o.Run.Versions) == 0 {
 		p.o.Run.Versions = []string{release.Default}
 	}
@@ -277,8 +280,24 @@ func (p *plan) execute(ctx context.Context) error {
 			return err
 		}
 	}
+	if p.o.ProviderName() == "existing" {
+		fmt.Fprintf(os.Stderr, "jobconform: run %s on the cluster of %s: its namespaces are labelled %s=%s, and removed at its end%s\n",
+			p.o.Run.ID, p.o.Kubeconfig, kube.RunLabel, p.o.Run.ID, disruptionNote(p.o))
+	}
 	p.builds = startBuilds(ctx, p.o.Run.Versions, p.o.Run.BuiltinAt, p.o.Run.KubeletConformance || p.o.Nodes == options.NodesKubelet, releaseBuilder())
 	res, err := p.runJobs(ctx)
+	if p.o.ProviderName() == "existing" {
+		// Also after an interrupt: nothing of the run stays on the user's cluster.
+		if serr := sweep(p.o.Kubeconfig, p.o.Run.ID); serr != nil {
+			if err != nil {
+				return errors.Join(err, serr)
+			}
+			if res == nil {
+				return serr
+			}
+			res.errs = append(res.errs, serr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -286,6 +305,18 @@ func (p *plan) execute(ctx context.Context) error {
 		res.errs = append(res.errs, err)
 	}
 	return res.verdict()
+}
+
+// disruptionNote says, before anything runs, whether chaos will disturb the
+// cluster's nodes.
+func disruptionNote(o options.Options) string {
+	if !slices.Contains(o.Run.Suites, "chaos") {
+		return ""
+	}
+	if o.Existing.AllowNodeDisruption {
+		return ";\n  --allow-node-disruption: chaos will cordon, drain and taint nodes and preempt pods there, disturbing whatever else runs on them (each node restored after its scenario)"
+	}
+	return ";\n  chaos that cordons, drains or taints nodes is not applicable (pass --allow-node-disruption to let it disturb the nodes)"
 }
 
 // runs tells whether a job of the plan runs controller c.

@@ -117,22 +117,5 @@ func copyCRDs(ctx context.Context, src, out string) error {
 	if err != nil {
 		return fmt.Errorf("find the Kueue module's source%s: %w", stderrOf(err), err)
 	}
-	crds := filepath.Join(strings.TrimSpace(string(dirOut)), kueueCRDs)
-	files, err := filepath.Glob(filepath.Join(crds, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("the Kueue module has no CRDs under %s", kueueCRDs)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(out, filepath.Base(f)), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return copyYAMLs(filepath.Join(strings.TrimSpace(string(dirOut)), kueueCRDs), out)
 }

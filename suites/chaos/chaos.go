@@ -13,6 +13,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -112,6 +113,9 @@ func skipInapplicable(s *scenarios.Scenario, c runner.Controller) {
 	Expect(err).NotTo(HaveOccurred())
 	why, err := runner.Inapplicable(s, c, v)
 	Expect(err).NotTo(HaveOccurred())
+	if s.Nodes != "" && s.Nodes != cmp.Or(o.Cluster.NodeKind, cluster.NodesKwok) {
+		why = fmt.Sprintf("scenario runs on %s nodes only", s.Nodes)
+	}
 	if why != "" {
 		// The report and the matrix still learn what was skipped, where, for whom.
 		now := time.Now()

@@ -229,9 +229,15 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // InstallKueueCRDs creates the CRDs of dir (k8sbin.KueueSet.CRDDir) and
 // waits until the apiserver serves them.
 func InstallKueueCRDs(ctx context.Context, dc dynamic.Interface, dir string) error {
+	return installCRDs(ctx, dc, dir, "Kueue", "jobconform build --kueue default")
+}
+
+// installCRDs creates the CRDs of dir (what's, built by rebuild) and waits
+// until the apiserver serves them.
+func installCRDs(ctx context.Context, dc dynamic.Interface, dir, what, rebuild string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no Kueue CRDs in %s: build Kueue again (jobconform build --kueue default)", dir)
+		return fmt.Errorf("no %s CRDs in %s: build %s again (%s)", what, dir, what, rebuild)
 	}
 	var names []string
 	for _, f := range files {
