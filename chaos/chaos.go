@@ -160,6 +160,7 @@ type Duration = yamltypes.Duration
 const (
 	KindPodKill           = "pod-kill"
 	KindContainerKill     = "container-kill"
+	KindPodFailure        = "pod-failure"
 	KindEvict             = "evict"
 	KindPreempt           = "preempt"
 	KindDrain             = "drain"
@@ -186,6 +187,8 @@ func (a Action) Kind() string {
 	switch {
 	case a.PodChaos != nil && a.PodChaos.Action == v1alpha1.ContainerKillAction:
 		return KindContainerKill
+	case a.PodChaos != nil && a.PodChaos.Action == v1alpha1.PodFailureAction:
+		return KindPodFailure
 	case a.PodChaos != nil:
 		return KindPodKill
 	case a.Evict != nil:

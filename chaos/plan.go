@@ -78,8 +78,11 @@ func (a Action) Describe() string {
 	switch {
 	case a.PodChaos != nil:
 		parts = append(parts, sel(Selection{Mode: a.PodChaos.Mode, Value: a.PodChaos.Value}))
-		if a.PodChaos.Action == v1alpha1.PodKillAction {
+		switch a.PodChaos.Action {
+		case v1alpha1.PodKillAction:
 			parts = append(parts, fmt.Sprintf("gracePeriod=%d", a.PodChaos.GracePeriod))
+		case v1alpha1.PodFailureAction:
+			parts = append(parts, "duration="+ptr.Deref(a.PodChaos.Duration, ""))
 		}
 	case a.Evict != nil:
 		parts = append(parts, sel(*a.Evict))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
@@ -120,6 +121,11 @@ func check(ctx context.Context, o options.Options) (*plan, error) {
 	if p.o.ProviderName() == "existing" {
 		if err := reachable(ctx, p.o.Kubeconfig); err != nil {
 			return nil, err
+		}
+		if p.o.ChaosEngine == "chaos-mesh" && slices.Contains(p.o.Run.Suites, "chaos") {
+			if err := chaosMeshInstalled(ctx, p.o.Kubeconfig); err != nil {
+				return nil, err
+			}
 		}
 		// What the run's namespaces are labelled with, for its sweep.
 		p.o.Run.ID = fmt.Sprintf("%s-%04x", time.Now().UTC().Format("20060102-150405"), rand.IntN(1<<16))
@@ -305,6 +311,22 @@ func (p *plan) execute(ctx context.Context) error {
 		res.errs = append(res.errs, err)
 	}
 	return res.verdict()
+}
+
+// chaosMeshInstalled fails unless the cluster serves Chaos Mesh's PodChaos.
+func chaosMeshInstalled(ctx context.Context, kubeconfig string) error {
+	client, _, err := kube.Client(kubeconfig, "")
+	if err != nil {
+		return err
+	}
+	has, err := chaos.HasChaosMesh(client)
+	if err != nil {
+		return err
+	}
+	if !has {
+		return fmt.Errorf("--chaos-engine chaos-mesh: the cluster serves no %s: install Chaos Mesh (its CRDs and controller-manager), or use --chaos-engine builtin", chaos.PodChaosResource)
+	}
+	return nil
 }
 
 // disruptionNote says, before anything runs, whether chaos will disturb the

@@ -56,8 +56,10 @@ func (b *Builder) EnsureChaosMesh(ctx context.Context) (*ChaosMeshSet, error) {
 		if err != nil {
 			return err
 		}
+		// Its own go.sum: the checksum database lacks some of its modules
+		// (github.com/chaos-mesh/fx-logr v0.1.0: 404 here, 2026-11-28).
 		if err := b.buildModule(ctx, tmp, "Chaos Mesh "+v, chaosMeshModule, v, pins,
-			map[string]Binary{chaosMeshModule + "/cmd/chaos-controller-manager": ChaosMeshControllerManager}, ""); err != nil {
+			map[string]Binary{chaosMeshModule + "/cmd/chaos-controller-manager": ChaosMeshControllerManager}, "", filepath.Join(modDir, "go.sum")); err != nil {
 			return err
 		}
 		return copyYAMLs(filepath.Join(modDir, chaosMeshCRDs), filepath.Join(tmp, "out", "crds"))

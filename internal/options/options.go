@@ -428,6 +428,9 @@ func (o *Options) Validate() error {
 	if o.ChaosEngine != "" && !slices.Contains(ChaosEngines, o.ChaosEngine) {
 		return fmt.Errorf("--chaos-engine %q: use %s", o.ChaosEngine, strings.Join(ChaosEngines, ", "))
 	}
+	if o.ProviderName() != "existing" && o.ChaosEngine == "chaos-mesh" {
+		return errors.New("--chaos-engine chaos-mesh needs a cluster where Chaos Mesh is installed, given by --kubeconfig: the clusters jobconform creates have none")
+	}
 	if o.ProviderName() != "existing" && o.Existing != (Existing{}) {
 		return errors.New("--allow-node-disruption, --pod-image, --pause-image and --pod-host-network are for a cluster given by --kubeconfig: jobconform's own clusters run its own images and are its to disrupt")
 	}

@@ -162,6 +162,10 @@ func TestValidate(t *testing.T) {
 			o.Provider = "kind"
 		},
 		"--kueue-version v0.17.0 without multikueue": func(o *Options) { o.KueueVersion = "v0.17.0" },
+		"--chaos-engine \"litmus\"":                  func(o *Options) { o.ChaosEngine = "litmus" },
+		"--chaos-engine chaos-mesh needs a cluster":  func(o *Options) { o.ChaosEngine = "chaos-mesh" },
+		"are for a cluster given by --kubeconfig":    func(o *Options) { o.Existing.AllowNodeDisruption = true },
+		"--pod-image": func(o *Options) { o.Existing.PodImage = "x" },
 		"--kueue-version \"0.17\": give a Kueue release tag": func(o *Options) {
 			o.Controllers, o.KueueVersion = []string{"multikueue"}, "0.17"
 		},
