@@ -80,9 +80,12 @@ func (e *Experiment) Lines() []string {
 const podFailureAnnotation = "jobconform.io/pod-failure-image-"
 
 // podChaos carries out a PodChaos spec on the chosen pods: through Chaos
-// Mesh when the injector has it, else itself.
+// Mesh when the injector has it, else itself. A container-kill stays the
+// injector's: Chaos Mesh kills containers through its chaos-daemon on each
+// node, which a cluster may not run (pod-kill and pod-failure act through
+// the API alone).
 func (in *Injector) podChaos(ctx context.Context, spec v1alpha1.PodChaosSpec, targets []corev1.Pod) (*Experiment, error) {
-	if in.ChaosMesh != nil {
+	if in.ChaosMesh != nil && spec.Action != v1alpha1.ContainerKillAction {
 		return in.submit(ctx, spec, targets)
 	}
 	c := in.Env.Client()

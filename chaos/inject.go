@@ -69,9 +69,9 @@ type Injector struct {
 	// WaitTimeout bounds the wait for a pod to act on, for a node to go
 	// NotReady and for a Chaos Mesh experiment; default 3 minutes.
 	WaitTimeout time.Duration
-	// ChaosMesh, when set, carries out the pod chaos (pod-kill, pod-failure,
-	// container-kill) as Chaos Mesh PodChaos experiments through this
-	// client; else the injector acts itself, to the same effect.
+	// ChaosMesh, when set, carries out pod-kills and pod-failures as Chaos
+	// Mesh PodChaos experiments through this client; else (and for
+	// container-kills) the injector acts itself, to the same effect.
 	ChaosMesh dynamic.Interface
 	// PauseImage is what a pod-failure runs in place of the containers when
 	// the injector acts itself (Chaos Mesh has its own setting).
