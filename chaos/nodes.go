@@ -102,6 +102,10 @@ func (in *Injector) evictRetrying(ctx context.Context, c kubernetes.Interface, p
 		switch {
 		case last == nil || apierrors.IsNotFound(last):
 			return true, nil
+		case apierrors.IsForbidden(last) && apierrors.HasStatusCause(last, corev1.NamespaceTerminatingCause):
+			// Its namespace is being deleted, and the pod with it: kubectl
+			// drain (k8s.io/kubectl v0.35.3, pkg/drain) waits for that too.
+			return true, nil
 		case apierrors.IsTooManyRequests(last):
 			return false, nil // a PodDisruptionBudget: as kubectl drain, wait
 		}
