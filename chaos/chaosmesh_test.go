@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chaos-mesh/chaos-mesh/api/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,6 +15,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 )
 
 // With Chaos Mesh, a pod-kill is a PodChaos selecting exactly the pods the
@@ -81,5 +83,33 @@ func TestPodChaosThroughChaosMesh(t *testing.T) {
 	}
 	if submitted != nil || in.Records()[1].Experiment != nil {
 		t.Error("a container-kill went to Chaos Mesh")
+	}
+}
+
+// Without Chaos Mesh, a pod-failure swaps the containers' images for the
+// pause image for its duration and back, as Chaos Mesh does.
+func TestPodFailureByTheInjector(t *testing.T) {
+	ctx := context.Background()
+	pods := jobPods(1)
+	pods[0].(*corev1.Pod).Spec.Containers = []corev1.Container{{Name: "main", Image: "busybox"}}
+	c := fake.NewClientset(pods...)
+	var during []string
+	c.PrependReactor("update", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.UpdateAction).GetObject().(*corev1.Pod)
+		during = append(during, p.Spec.Containers[0].Image)
+		return false, nil, nil
+	})
+	in := NewInjector(&fakeEnv{client: c}, "ns", "job", 1)
+	fail := Action{PodChaos: &v1alpha1.PodChaosSpec{Action: v1alpha1.PodFailureAction, Duration: ptr.To("50ms")}}
+	if err := in.Do(ctx, 0, fail); err == nil || !strings.Contains(err.Error(), "--pause-image") {
+		t.Fatalf("a pod-failure without a pause image: %v", err)
+	}
+	in.PauseImage = "pause"
+	if err := in.Do(ctx, 1, fail); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := c.CoreV1().Pods("ns").Get(ctx, pods[0].(*corev1.Pod).Name, metav1.GetOptions{})
+	if strings.Join(during, ",") != "pause,busybox" || p.Spec.Containers[0].Image != "busybox" || len(p.Annotations) != 1 {
+		t.Errorf("images %v; after: %s %v", during, p.Spec.Containers[0].Image, p.Annotations)
 	}
 }

@@ -111,6 +111,34 @@ func TestRunOnAClusterItDidNotCreate(t *testing.T) {
 	}
 	assertClean(ctx, t, client, before, "after the run")
 
+	// The same pod chaos by jobconform itself: the same verdicts, no experiment.
+	art = filepath.Join(dir, "builtin-engine")
+	args = append([]string{"run", "--kubeconfig", kubeconfig, "--suites", "chaos", "--chaos-engine", "builtin",
+		"--artifacts", art, "--focus", `chaos \[\w+\] (pod-kill-prp-failed|pod-failure-is-no-failure)$`}, podFlags...)
+	if out, err := runJobconform(ctx, bin, args...); err != nil {
+		t.Fatalf("jobconform run --chaos-engine builtin: %v\n%s", err, tail(out, 80))
+	}
+	if runs, err = ginkgoreport.Load(filepath.Join(art, "cluster", "report-chaos.json")); err != nil {
+		t.Fatal(err)
+	}
+	judged := 0
+	for _, r := range runs {
+		if r.Verdict == "skip" {
+			continue
+		}
+		judged++
+		if want := verdicts[r.Controller+" "+r.Scenario]; r.Verdict != want {
+			t.Errorf("%s %s: %s by jobconform's engine, %s by Chaos Mesh", r.Controller, r.Scenario, r.Verdict, want)
+		}
+		if len(r.Chaos) == 0 || r.Chaos[0].Experiment != nil {
+			t.Errorf("%s %s: jobconform's engine, yet the chaos log says %+v", r.Controller, r.Scenario, r.Chaos)
+		}
+	}
+	if judged != 4 {
+		t.Errorf("jobconform's engine judged %d runs, want 4 (2 scenarios × 2 controllers)", judged)
+	}
+	assertClean(ctx, t, client, before, "after the run with jobconform's engine")
+
 	// A run interrupted while a node is drained: it undoes the drain and
 	// removes its namespaces before it exits.
 	art = filepath.Join(dir, "interrupted")
