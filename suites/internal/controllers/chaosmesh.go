@@ -91,7 +91,7 @@ func (m *ChaosMesh) Start(ctx context.Context) error {
 		return err
 	}
 	if err := m.proc.AwaitHealthy(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics), 2*time.Minute); err != nil {
-		return fmt.Errorf("Chaos Mesh's controller-manager did not start (log %s): %w", m.proc.LogPath, err)
+		return fmt.Errorf("Chaos Mesh's controller-manager did not start: %w", err) // the error names its log
 	}
 	return nil
 }
