@@ -79,7 +79,7 @@ func TestLateByCause(t *testing.T) {
 	stale.wait(CauseGrace + time.Second)
 	stale.status(func(s *batchv1.JobStatus) { s.Active = 1; s.Ready = ptr.To[int32](0) })
 	expectViolation(t, ReadyFollows, Context{ReadyWithin: 2 * time.Second, End: stale.now}, stale,
-		"wrote status.ready=0 6.1s after the pods last changed it: 1 pods were ready")
+		"wrote status.ready=0 6.1s after the Job's pods last changed: 1 pods were ready")
 	if v := check(t, ReadyFollows, Context{ReadyWithin: 2 * time.Second, End: stale.now.Add(time.Minute)}, stale); len(v) != 1 {
 		t.Errorf("ready-follows: %d violations for one stale count, want 1: %v", len(v), v)
 	}
@@ -88,4 +88,27 @@ func TestLateByCause(t *testing.T) {
 	suspended.wait(CauseGrace + time.Second)
 	suspended.status(func(s *batchv1.JobStatus) { s.Ready = ptr.To[int32](0) })
 	expectOK(t, ReadyFollows, Context{ReadyWithin: 2 * time.Second, End: suspended.now}, suspended)
+}
+
+// TestStaleWriteCountsFromAPodsEnd: a controller deleting a pod its cache
+// still shows running counts it terminating in the same write; if the pod had
+// ended just before, the count never changed (0 terminating throughout), and
+// the write is stale by the pod's end, not by the count's last change —
+// what the built-in (deleteActivePods) and the reference both do at FailJob
+// on loaded kubelet nodes. The same write well after the pod's end is stale.
+func TestStaleWriteCountsFromAPodsEnd(t *testing.T) {
+	ended := func(late time.Duration) *builder {
+		b := newBuilder().pod("a", running).status(func(s *batchv1.JobStatus) { s.Active = 1; s.Terminating = ptr.To[int32](0) })
+		b.wait(20 * time.Second)
+		b.pod("a", failed)
+		b.wait(late)
+		b.pod("a", deleting)
+		b.wait(200 * time.Millisecond)
+		return b.status(func(s *batchv1.JobStatus) { s.Active = 0; s.Terminating = ptr.To[int32](1) })
+	}
+	ctx := func(b *builder) Context { return Context{End: b.now, Version: "v1.37.1"} }
+	soon := ended(time.Second)
+	expectOK(t, TerminatingSettles, ctx(soon), soon)
+	late := ended(CauseGrace + time.Second)
+	expectViolation(t, TerminatingSettles, ctx(late), late, "wrote status.terminating=1 6.4s after the Job's pods last changed: 0 pods were terminating")
 }
