@@ -3,7 +3,10 @@
 // and steal time from /proc, and how long the apiserver takes to answer a
 // cheap request — so that a verdict of "too late" can say whether the
 // machine, not only the controller, was slow then. It never turns a
-// verdict into a pass: it adds what a reader needs to tell the two apart.
+// verdict by the clock into a pass: it adds what a reader needs to tell the
+// two apart. A proof by the controller's own acts (invariants' cause lines)
+// holds only up to the load it was measured at: past it the proof is not
+// used (Between), and the verdict says so.
 package starvation
 
 import (
@@ -89,6 +92,20 @@ func (r Reading) causes() []string {
 		out = append(out, fmt.Sprintf("a pod's end reached its status %.1fs late", r.StatusLag))
 	}
 	return out
+}
+
+// Why says why the reading is red, in a line ("" when it is not).
+func (r Reading) Why() string { return strings.Join(r.causes(), ", ") }
+
+// Between sums up the samples taken from an interval before from until to.
+func Between(samples []Sample, from, to time.Time, interval time.Duration) Reading {
+	var in []Sample
+	for _, s := range samples {
+		if !s.Time.Before(from.Add(-interval)) && !s.Time.After(to) {
+			in = append(in, s)
+		}
+	}
+	return Summarize(in)
 }
 
 // Note is what a late verdict says when the meter was red ("" when not).

@@ -78,3 +78,26 @@ func TestMeterSamplesAndStops(t *testing.T) {
 		t.Errorf("reading %+v after %d probes: want answered probes and a run queue", r, probes)
 	}
 }
+
+// Between reads only the samples of its stretch (and the one just before):
+// a starved minute elsewhere in the run does not void a proof here.
+func TestBetween(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var samples []Sample
+	for i := range 60 {
+		q := 1.0
+		if i >= 30 {
+			q = 20 // the second half starved
+		}
+		samples = append(samples, Sample{Time: t0.Add(time.Duration(i) * time.Second), RunQueue: q})
+	}
+	if why := Between(samples, t0.Add(10*time.Second), t0.Add(16*time.Second), time.Second).Why(); why != "" {
+		t.Errorf("a calm stretch read starved: %s", why)
+	}
+	if why := Between(samples, t0.Add(40*time.Second), t0.Add(46*time.Second), time.Second).Why(); !strings.Contains(why, "run queue 20.0 per CPU") {
+		t.Errorf("a starved stretch read %q", why)
+	}
+	if r := Between(samples, t0.Add(10*time.Second), t0.Add(16*time.Second), time.Second); r.Samples != 8 {
+		t.Errorf("read %d samples from 0:10 to 0:16 (and the one before), want 8", r.Samples)
+	}
+}

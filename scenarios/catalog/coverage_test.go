@@ -130,3 +130,28 @@ func upstreamSource() string {
 	}
 	return dir
 }
+
+// TestDifferAllowancesDocumented: docs/oracle.md names every scenario that
+// lets a field differ from the built-in's run, and no other.
+func TestDifferAllowancesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/oracle.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chaos, err := LoadChaos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, _ := strings.Cut(string(doc), "reason is required). ")
+	para, _, _ = strings.Cut(para, "\n\n")
+	for _, s := range append(all, chaos...) {
+		named := strings.Contains(para, "`"+s.Name+"`")
+		if allows := len(s.Oracle.Differ) > 0; allows != named {
+			t.Errorf("scenario %s: lets fields differ %v, named in docs/oracle.md's list %v", s.Name, allows, named)
+		}
+	}
+}

@@ -50,9 +50,29 @@ func syncAct(e timeline.Entry, before, after *world) string {
 
 // actedLate tells whether an act at e, of a controller due to act since
 // due, proves it late: it comes more than CauseGrace later, with no restart
-// or break in the recording between that could excuse it.
+// or break in the recording between that could excuse it, and the machine
+// not starved meanwhile (causeVoid).
 func actedLate(ctx Context, due time.Time, e timeline.Entry) bool {
-	return e.Time.Sub(due) > CauseGrace && !disturbedBetween(ctx, due, e.Time)
+	return e.Time.Sub(due) > CauseGrace && !disturbedBetween(ctx, due, e.Time) && !causeVoid(ctx, due, e.Time)
+}
+
+// causeVoid tells whether the machine was starved between due and an act at
+// at, past the load at which a sync was measured to read and write within
+// CauseGrace (make soak: run queue ≤ 9.3 per CPU at the 99th percentile):
+// there a write seconds late may come from a sync that read the state
+// before it was due (seen on the CI's kubelet nodes at a run queue of 15.6
+// per CPU: the built-in wrote a status 5.3 s after an orphan came, then
+// adopted it). The proof is not used, and the verdict says so; the clock
+// lines still judge.
+func causeVoid(ctx Context, due, at time.Time) bool {
+	if ctx.Starved == nil {
+		return false
+	}
+	why := ctx.Starved(due, at)
+	if why != "" {
+		ctx.skip("lateness by cause between %s and %s: the machine was starved then (%s)", due.Format("15:04:05.000"), at.Format("15:04:05.000"), why)
+	}
+	return why != ""
 }
 
 // staleWrites proves a status counter late by the controller's own acts,

@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -111,4 +112,53 @@ func TestStaleWriteCountsFromAPodsEnd(t *testing.T) {
 	expectOK(t, TerminatingSettles, ctx(soon), soon)
 	late := ended(CauseGrace + time.Second)
 	expectViolation(t, TerminatingSettles, ctx(late), late, "wrote status.terminating=1 6.4s after the Job's pods last changed: 0 pods were terminating")
+}
+
+// TestCauseVoidWhenStarved: past the load a sync was measured to read and
+// write within CauseGrace, a late act proves nothing by cause — the verdict
+// says why — while the clock line still judges.
+func TestCauseVoidWhenStarved(t *testing.T) {
+	selector := func(j *batchv1.Job) {
+		j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+	}
+	orphan := newBuilder(selector).pod("a", func(p *corev1.Pod) { p.Labels = map[string]string{"app": "x"}; running(p) }).
+		pod("a", func(p *corev1.Pod) { p.OwnerReferences = nil; unfinalized(p) })
+	due := orphan.now
+	orphan.wait(CauseGrace + time.Second)
+	orphan.status(func(s *batchv1.JobStatus) { s.Active++ })
+	var asked []time.Time
+	starved := func(from, to time.Time) string {
+		asked = append(asked, from, to)
+		return "run queue 15.6 per CPU (peak 28.0)"
+	}
+	ctx := Context{Job: "j", Finalizer: fin, End: orphan.now, Starved: starved}
+	r := Adoption.Evaluate(ctx, orphan.tl)
+	if len(r.Violations) != 0 || len(r.Unjudged) != 1 || !strings.Contains(r.Unjudged[0], "the machine was starved then (run queue 15.6") {
+		t.Fatalf("a late write on a starved machine: %+v", r)
+	}
+	if len(asked) != 2 || asked[0].Sub(due) > time.Second || !asked[1].Equal(orphan.now) {
+		t.Errorf("asked about %v, want from the orphan's coming (%v) to the write (%v)", asked, due, orphan.now)
+	}
+	// Not starved: the same write proves it late.
+	ctx.Starved = func(time.Time, time.Time) string { return "" }
+	expectViolation(t, Adoption, ctx, orphan, "after pod a was due to be adopted")
+	// Starved, but left undone past the clock's bound: late by the clock.
+	orphan.wait(AdoptionGrace)
+	ctx.Starved, ctx.End = starved, orphan.now
+	expectViolation(t, Adoption, ctx, orphan.status(func(s *batchv1.JobStatus) { s.Active++ }), "pod a")
+
+	// The stale count's cause line is voided alike (the deadline's:
+	// TestDeadlineOnTime).
+	stale := newBuilder().pod("a", running).pod("a", deleting)
+	stale.wait(CauseGrace + time.Second)
+	stale.status(func(s *batchv1.JobStatus) { s.Active = 1; s.Terminating = ptr.To[int32](0) })
+	stale.wait(time.Second)
+	stale.status(func(s *batchv1.JobStatus) { s.Active = 0; s.Terminating = ptr.To[int32](1) })
+	stale.wait(20 * time.Second)
+	if r := TerminatingSettles.Evaluate(Context{Job: "j", End: stale.now, Version: "v1.37.1", Starved: starved}, stale.tl); len(r.Violations) != 0 || len(r.Unjudged) == 0 {
+		t.Errorf("terminating-settles, starved: %+v", r)
+	}
+	if r := TerminatingSettles.Evaluate(Context{Job: "j", End: stale.now, Version: "v1.37.1"}, stale.tl); len(r.Violations) == 0 {
+		t.Errorf("terminating-settles, not starved: the stale write passed")
+	}
 }

@@ -66,6 +66,10 @@ type Context struct {
 	// Metrics are the controller's counters around the run, when it read
 	// them (metrics-agree).
 	Metrics *MetricSamples
+	// Starved, when set, tells why the machine was starved between two
+	// moments past the load the cause lines were measured to hold at ("":
+	// it was not; the runner reads its starvation meter).
+	Starved func(from, to time.Time) string
 
 	// unjudged collects what a check leaves unjudged and why (Evaluate
 	// sets it; a copy of the Context shares it).

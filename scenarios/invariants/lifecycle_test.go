@@ -424,6 +424,28 @@ func TestOwedEvents(t *testing.T) {
 	}
 }
 
+// A pod the controller created owes its SuccessfulCreate event (the
+// oracle counts them); an orphan the scenario brought owes none, nor does a
+// creation a restart may have lost the event of.
+func TestOwedCreateEvents(t *testing.T) {
+	ctx := Context{Job: "j"}
+	b := newBuilder().pod("a", nil).event("ca", corev1.EventTypeNormal, "SuccessfulCreate", 1)
+	b.wait(10 * time.Second)
+	b.pod("b", nil)
+	created := b.now
+	if got := OwedEvents(ctx, b.tl); len(got) != 1 || !got[0].Equal(created) {
+		t.Errorf("two pods, one event: owed %v, want [%s]", got, created)
+	}
+	if got := OwedEvents(Context{Job: "j", Restarts: []time.Time{created.Add(time.Second)}}, b.tl); len(got) != 0 {
+		t.Errorf("a restart after the creation: owed %v, want none", got)
+	}
+	b.event("cb", corev1.EventTypeNormal, "SuccessfulCreate", 1)
+	b.pod("brought", func(p *corev1.Pod) { p.Annotations = map[string]string{BroughtAnnotation: "x"} })
+	if got := OwedEvents(ctx, b.tl); len(got) != 0 {
+		t.Errorf("every creation announced, an orphan brought: owed %v, want none", got)
+	}
+}
+
 func TestDeadlineOnTime(t *testing.T) {
 	ads := func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](2) }
 	started := func() *builder {
@@ -447,6 +469,12 @@ func TestDeadlineOnTime(t *testing.T) {
 	b.wait(10 * time.Second)
 	b.status(func(s *batchv1.JobStatus) { s.Ready = ptr.To[int32](1) })
 	expectViolation(t, DeadlineOnTime, Context{}, deadline(b), "wrote the Job's status 8")
+	// The same on a starved machine proves nothing by cause; the condition
+	// within the clock's bound passes, and the verdict says what was not used.
+	starved := Context{Job: "j", Starved: func(time.Time, time.Time) string { return "apiserver answered a GET in 1.5s" }}
+	if r := DeadlineOnTime.Evaluate(starved, b.tl); len(r.Violations) != 0 || len(r.Unjudged) != 1 {
+		t.Errorf("a late write on a starved machine: %+v", r)
+	}
 	// Or a pod created then.
 	b = started()
 	b.wait(10 * time.Second)
@@ -455,6 +483,7 @@ func TestDeadlineOnTime(t *testing.T) {
 	b = started()
 	b.wait(30 * time.Second)
 	expectViolation(t, DeadlineOnTime, Context{}, deadline(b), "DeadlineExceeded at")
+	expectViolation(t, DeadlineOnTime, starved, b, "DeadlineExceeded at")
 	// Never, the recording going on past the bound.
 	b = started()
 	expectViolation(t, DeadlineOnTime, Context{End: b.now.Add(time.Minute)}, b, "no DeadlineExceeded by the end of the recording")

@@ -215,6 +215,35 @@ func latestBy(states []mirrorState, t time.Time) *mirrorState {
 // status, two round trips on a machine it shares with both clusters.
 var MirrorWithin = 10 * time.Second
 
+// MirrorPending tells whether the manager's Job (ctx.Job) does not show the
+// last status of the worker's copy (ctx.Copy) yet: the dispatcher owes it a
+// write. Neither being deleted or gone owes anything.
+func MirrorPending(ctx Context, t timeline.Timeline) bool {
+	if ctx.Copy == "" {
+		return false
+	}
+	var manager, copied *batchv1.Job
+	for _, e := range t {
+		if e.Kind != "Job" {
+			continue
+		}
+		j := e.Job()
+		if e.Type == timeline.Deleted {
+			j = nil
+		}
+		switch e.Name {
+		case ctx.Job:
+			manager = j
+		case ctx.Copy:
+			copied = j
+		}
+	}
+	if manager == nil || copied == nil || manager.DeletionTimestamp != nil || copied.DeletionTimestamp != nil {
+		return false
+	}
+	return mirroredOf(manager.Status) != mirroredOf(copied.Status)
+}
+
 // Mirror is CheckMirror over one mirrored recording (recorder.StartMirrored):
 // the manager's Job is ctx.Job, the worker's copy is recorded as ctx.Copy.
 // Its verdict is named "mirror"; violations inside the recording's gaps are

@@ -113,3 +113,33 @@ func TestCheckMirror(t *testing.T) {
 		t.Errorf("after the deletion: %+v", again)
 	}
 }
+
+// MirrorPending: the manager's Job owes a write while it does not show its
+// copy's last status; not once it does, nor when either is being deleted.
+func TestMirrorPending(t *testing.T) {
+	s := time.Second
+	running := batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1)}
+	done := batchv1.JobStatus{Terminating: ptr.To[int32](0), Succeeded: 1}
+	named := func(tl timeline.Timeline, name string) timeline.Timeline {
+		for i := range tl {
+			tl[i].Name = name
+		}
+		return tl
+	}
+	ctx := Context{Job: "job", Copy: "job@worker"}
+	tl := append(named(statuses(1*s, running), "job"), named(statuses(2*s, running, 3*s, done), "job@worker")...)
+	if !MirrorPending(ctx, tl) {
+		t.Errorf("the copy done, the manager running: want pending")
+	}
+	mirrored := append(tl, named(statuses(5*s, done), "job")...)
+	if MirrorPending(ctx, mirrored) {
+		t.Errorf("the manager shows the copy's last status: want none pending")
+	}
+	if MirrorPending(Context{Job: "job"}, tl) {
+		t.Errorf("not dispatched: want none pending")
+	}
+	gone := append(tl, timeline.Entry{Seq: len(tl), Time: mirrorT0.Add(6 * s), Type: timeline.Deleted, Kind: "Job", Name: "job@worker", Object: tl[len(tl)-1].Object})
+	if MirrorPending(ctx, gone) {
+		t.Errorf("the copy deleted: want none pending")
+	}
+}

@@ -109,6 +109,9 @@ var ReplacementTiming = Invariant{
 					if d.late || (indexOf(d.pod) != "" && !indexOwed(j, after, indexOf(d.pod))) {
 						continue
 					}
+					if causeVoid(ctx, dueAt, e.Time) {
+						break
+					}
 					d.late = true
 					out = append(out, violation("replacement-timing", e, "the controller wrote the Job's status %s after the replacement of pod %s was due (backoff %s for %d failures, from %s) without creating it (a write after it was due to act, whatever the load)",
 						e.Time.Sub(dueAt).Round(100*time.Millisecond), d.pod.Name, Backoff(failures), failures, lastFailure.Format("15:04:05.000")))

@@ -360,9 +360,12 @@ func judge(ctx context.Context, r *Result, j judged) {
 		}
 		sort.Slice(restarts, func(i, j int) bool { return restarts[i].Before(restarts[j]) })
 		return invariants.Context{BuiltIn: c.ManagedBy == nil, Copy: j.copyName, PolicyOff: policyOff, Restarts: restarts, Gaps: rec.Gaps(), Job: JobName, Version: j.version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
-			ReadyWithin: s.ReadyWithin.Duration}
+			ReadyWithin: s.ReadyWithin.Duration, Starved: starvedBetween(j.meter)}
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)
+	if c.Dispatched {
+		awaitMirror(ctx, rec, ictxNow, cmp.Or(o.MirrorWithin, invariants.MirrorWithin))
+	}
 	awaitOwedEvents(ctx, rec, ictxNow)
 	r.TailPending, r.TailWait = awaitTail(ctx, rec, ictxNow)
 	r.Chaos = disruptionsSince(o, r.Start)

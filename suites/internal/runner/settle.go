@@ -31,8 +31,28 @@ func settle(ctx context.Context, rec *recorder.Recorder, quiet, max time.Duratio
 	}
 }
 
+// awaitMirror waits, for a dispatched Job, until the manager's Job shows its
+// worker's copy's last status (invariants.MirrorPending), at most within:
+// the oracle compares the manager's final status, which follows the copy's
+// a round trip or two later (seen on the CI's loaded machine: 3.5 s behind,
+// the recording's 5 s of quiet over before it came). A dispatcher that
+// mirrors costs no wait; whether it mirrors in time is mirror's verdict.
+func awaitMirror(ctx context.Context, rec *recorder.Recorder, ictx func() invariants.Context, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for {
+		entries := rec.Entries()
+		if !invariants.MirrorPending(ictx(), entries) || !time.Now().Before(deadline) {
+			return
+		}
+		if _, err := rec.WaitFrom(ctx, len(entries), time.Until(deadline), "the manager's Job to show its copy's status", func(recorder.Entry) bool { return true }); err != nil && ctx.Err() != nil {
+			return
+		}
+	}
+}
+
 // awaitOwedEvents waits until the events the recording still owes
-// (invariants.OwedEvents: the terminal event, Suspended and Resumed events)
+// (invariants.OwedEvents: the terminal event, Suspended and Resumed events,
+// a SuccessfulCreate per pod created)
 // are recorded, or until they are overdue (invariants.TerminalEventDue,
 // reckoned again as the recording's gaps and the run's restarts change: a
 // drill may take the apiserver away meanwhile), at most RestartGrace past the

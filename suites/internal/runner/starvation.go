@@ -32,6 +32,14 @@ func startMeter(ctx context.Context, client kubernetes.Interface) *starvation.Me
 	})
 }
 
+// starvedBetween reads the meter for invariants.Context.Starved: why the
+// machine was starved between two moments ("" when it was not).
+func starvedBetween(m *starvation.Meter) func(from, to time.Time) string {
+	return func(from, to time.Time) string {
+		return starvation.Between(m.Samples(), from, to, meterInterval).Why()
+	}
+}
+
 // statusLag is the longest a container's end took to show in its pod's
 // status as recorded: the first entry showing it terminated, less its
 // finishedAt (whole seconds: the lag reads up to a second long).
