@@ -79,7 +79,7 @@ var Adoption = Invariant{
 					for _, ep := range m {
 						if !ep.late && actedLate(ctx, ep.since.Time, e) {
 							ep.late = true
-							out = append(out, violation("adoption", e, "the controller %s %s after pod %s was due to be %s, and left it undone (a sync after it was due to act, whatever the load)",
+							out = append(out, violation("adoption", e, "the controller %s %s after pod %s was due to be %s, and left it undone (a sync after it was due to act, the machine not starved meanwhile)",
 								act, e.Time.Sub(ep.since.Time).Round(100*time.Millisecond), ep.pod, ep.want))
 						}
 					}

@@ -75,11 +75,12 @@ func causeVoid(ctx Context, due, at time.Time) bool {
 	return why != ""
 }
 
-// staleWrites proves a status counter late by the controller's own acts,
-// whatever the machine's load: a status write more than CauseGrace after
-// the pods last changed the count, which still does not show it, is a
-// sync that saw the pods and did not count them. Writes are ordered by
-// revision among the pods' changes (replay), not by arrival.
+// staleWrites proves a status counter late by the controller's own acts
+// (unless the machine was starved meanwhile: causeVoid): a status write
+// more than CauseGrace after the pods last changed the count (or a pod
+// ended), which still does not show it, is a sync that saw the pods and did
+// not count them. Writes are ordered by revision among the pods' changes
+// (replay), not by arrival.
 type staleWrites struct {
 	ctx         Context
 	name, field string
@@ -118,7 +119,7 @@ func (w *staleWrites) visit(e timeline.Entry, before, after *world, n int32) {
 		return
 	}
 	w.proven = append(w.proven, w.since)
-	w.out = append(w.out, violation(w.name, e, "the controller wrote status.%s=%d %s after the Job's pods last changed: %d pods were %s since %s (a write after it was due to count them, whatever the load)",
+	w.out = append(w.out, violation(w.name, e, "the controller wrote status.%s=%d %s after the Job's pods last changed: %d pods were %s since %s (a write after it was due to count them, the machine not starved meanwhile)",
 		w.field, *got, e.Time.Sub(w.since).Round(100*time.Millisecond), n, w.field, w.counted.Format("15:04:05.000")))
 }
 

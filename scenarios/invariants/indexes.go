@@ -83,7 +83,7 @@ var IndexesValid = Invariant{
 				for what, since := range bad {
 					if !proven[what] && actedLate(ctx, since.Time, e) {
 						proven[what] = true
-						out = append(out, violation("indexes-valid", e, "%s: the controller %s %s later and left it running (a sync after it was due to act, whatever the load)",
+						out = append(out, violation("indexes-valid", e, "%s: the controller %s %s later and left it running (a sync after it was due to act, the machine not starved meanwhile)",
 							what, act, e.Time.Sub(since.Time).Round(100*time.Millisecond)))
 					}
 				}

@@ -240,10 +240,10 @@ const DeadlineLateBound = 20 * time.Second
 // start (its latest resume), the controller's next act on the Job ends it
 // as DeadlineExceeded. A status it writes, or a pod it creates, more than
 // DeadlineActGrace after the due time without FailureTarget (or Failed)
-// DeadlineExceeded shows it late by its own acts, whatever the machine's
-// load; failing that, a DeadlineExceeded more than DeadlineLateBound after
-// the due time (or none by then, the recording going on) is late by the
-// clock. Not judged across a restart or a break in the recording.
+// DeadlineExceeded shows it late by its own acts, unless the machine was
+// starved meanwhile (causeVoid); failing that, a DeadlineExceeded more than
+// DeadlineLateBound after the due time (or none by then, the recording
+// going on) is late by the clock. Not judged across a restart or a break in the recording.
 var DeadlineOnTime = Invariant{
 	Name:        "deadline-on-time",
 	Late:        true,

@@ -57,8 +57,8 @@ func Backoff(n int) time.Duration {
 // never tighter than upstream's. Late is proven first by cause: a status
 // the controller writes more than CauseGrace after that backoff ended,
 // while the Job wants the pod and it is missing, is a sync that could have
-// created it and did not, however loaded the machine; the clock's bound
-// is the second line. Replacements that are not due (the Job is
+// created it and did not (unless the machine was starved meanwhile:
+// causeVoid); the clock's bound is the second line. Replacements that are not due (the Job is
 // suspended, targeted for a terminal condition, rescaled, or needs no more
 // pods) are not timed; a replacement that never comes is left to the
 // scenario's awaits, which then time out.
@@ -113,7 +113,7 @@ var ReplacementTiming = Invariant{
 						break
 					}
 					d.late = true
-					out = append(out, violation("replacement-timing", e, "the controller wrote the Job's status %s after the replacement of pod %s was due (backoff %s for %d failures, from %s) without creating it (a write after it was due to act, whatever the load)",
+					out = append(out, violation("replacement-timing", e, "the controller wrote the Job's status %s after the replacement of pod %s was due (backoff %s for %d failures, from %s) without creating it (a write after it was due to act, the machine not starved meanwhile)",
 						e.Time.Sub(dueAt).Round(100*time.Millisecond), d.pod.Name, Backoff(failures), failures, lastFailure.Format("15:04:05.000")))
 				}
 				return
