@@ -123,6 +123,7 @@ func (w *staleWrites) visit(e timeline.Entry, before, after *world, n int32) {
 		w.field, *got, e.Time.Sub(w.since).Round(100*time.Millisecond), n, w.field, w.counted.Format("15:04:05.000")))
 }
 
+// ownedBy tells whether Job j controls pod p.
 func ownedBy(p *corev1.Pod, j *batchv1.Job) bool {
 	ref := metav1.GetControllerOf(p)
 	return j != nil && ref != nil && ref.UID == j.UID

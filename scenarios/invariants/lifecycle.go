@@ -326,10 +326,7 @@ func deadlineAct(e timeline.Entry, before *world, j *batchv1.Job) bool {
 }
 
 // createdBy tells whether e adds a pod controlled by Job j.
-func createdBy(e timeline.Entry, j *batchv1.Job) bool {
-	ref := metav1.GetControllerOf(e.Pod())
-	return ref != nil && ref.UID == j.UID
-}
+func createdBy(e timeline.Entry, j *batchv1.Job) bool { return ownedBy(e.Pod(), j) }
 
 // TerminalEventGrace is how long a controller's event may take after the
 // change it announces — the terminal event, a Suspended or Resumed event: the
