@@ -243,7 +243,8 @@ const DeadlineLateBound = 20 * time.Second
 // DeadlineExceeded shows it late by its own acts, unless the machine was
 // starved meanwhile (causeVoid); failing that, a DeadlineExceeded more than
 // DeadlineLateBound after the due time (or none by then, the recording
-// going on) is late by the clock. Not judged across a restart or a break in the recording.
+// going on) is late by the clock. Not judged across a restart or a break
+// in the recording.
 var DeadlineOnTime = Invariant{
 	Name:        "deadline-on-time",
 	Late:        true,
@@ -297,7 +298,7 @@ var DeadlineOnTime = Invariant{
 				return
 			case !e.Time.After(due.Add(DeadlineActGrace)):
 				return
-			case !e.Time.After(due.Add(DeadlineLateBound)) && deadlineAct(e, before, j) && causeVoid(ctx, due, e.Time):
+			case !e.Time.After(due.Add(DeadlineLateBound)) && syncAct(e, before, after) != "" && causeVoid(ctx, due, e.Time):
 				return // no proof by its acts on a starved machine: the clock line judges
 			case e.Kind == "Job" && before.job != nil && !apiequality.Semantic.DeepEqual(before.job.Status, j.Status):
 				late(e, due, "the controller wrote the Job's status %s after its deadline was due (%s, activeDeadlineSeconds=%d) without DeadlineExceeded",
@@ -316,13 +317,6 @@ var DeadlineOnTime = Invariant{
 		}
 		return out
 	},
-}
-
-// deadlineAct tells whether e is an act of the controller that shows it
-// synced Job j: a status write, or a pod it created.
-func deadlineAct(e timeline.Entry, before *world, j *batchv1.Job) bool {
-	return (e.Kind == "Job" && before.job != nil && !apiequality.Semantic.DeepEqual(before.job.Status, j.Status)) ||
-		(e.Kind == "Pod" && e.Type == timeline.Added && createdBy(e, j))
 }
 
 // createdBy tells whether e adds a pod controlled by Job j.
@@ -546,8 +540,8 @@ func suspendEventCounts(ctx Context, t timeline.Timeline) (got map[string]int, a
 // lacks — the Job's finish (its terminal event, seen at the Job's last entry
 // as terminal-event reckons it), its suspensions and resumes (the latest
 // of each kind without an event) and its pods' creations — so that the
-// runner can wait until they are due (TerminalEventDue) before the invariants judge. A controller's
-// events are sent one at a time by client-go's event sink: behind a saturated
+// runner can wait until they are due (TerminalEventDue) before the
+// invariants judge. A controller's events are sent one at a time by client-go's event sink: behind a saturated
 // apiserver, a correct controller's come seconds late (seen: the reference
 // controller's, 13s after the change, in a make run's conformance suite).
 func OwedEvents(ctx Context, t timeline.Timeline) []time.Time {
@@ -588,7 +582,10 @@ func OwedEvents(ctx Context, t timeline.Timeline) []time.Time {
 	// event for a replacement missing from a recording that ended 5 s after
 	// the pod came). Not where a restart may have lost it, nor where the
 	// recorder's spam filter may have dropped some.
-	if created, at := createdPods(ctx, t); ctx.Copy == "" && created > 0 && created+len(order) < eventSpamBurst {
+	if ctx.Copy != "" { // a dispatched Job's pods are the worker's
+		return owed
+	}
+	if created, at := createdPods(ctx, t); created > 0 && created+len(order) < eventSpamBurst {
 		sent := 0
 		for _, name := range order {
 			if ev := events[name]; ev.Type == corev1.EventTypeNormal && ev.Reason == "SuccessfulCreate" {
