@@ -1,27 +1,23 @@
 #!/usr/bin/env bash
 # Checks what review would otherwise have to remember: gofmt, go vet, the
 # dependency rules of the layout (docs/architecture.md), and the docs:
-#   - controller/... imports no other jobconform package (it ships on its own);
-#   - scenarios/..., chaos/... and reports/... import no Ginkgo, no Gomega and
-#     nothing of suites/, cmd/ or the cluster providers (they are data, checks
-#     and renderers, not tests);
-#   - chaos/... imports nothing of scenarios/: scenarios use chaos steps, not
-#     the other way round; what both need (internal/pods, internal/yamltypes)
-#     lives below both;
-#   - reports/... does not import the machinery that runs scenarios;
-#   - internal/... (the module's helpers and the cluster providers) imports
-#     nothing of suites/ or cmd/: the suites use them, not the other way round;
-#     nor the domain (controller/, chaos/, the scenario model and its checks):
-#     only the recording's format (scenarios/timeline) and the verdicts'
-#     (reports/) reach down to the recorder and the report reader;
-#   - internal/options and internal/release are leaves: they import no
-#     jobconform package (the command resolves releases for the settings), so
-#     every package may read them;
+#   - every package stands on a floor (hack/floors: leaves, infrastructure,
+#     domain, reports, suites, command) and imports nothing of a floor above
+#     its own, for every pair of packages; docs/architecture.md holds the
+#     floors and each package's imports as hack/floors -doc writes them;
+#   - within the floors: controller/... imports no other jobconform package
+#     (it ships on its own); scenarios/..., chaos/... and reports/... import
+#     no Ginkgo, no Gomega (they are data, checks and renderers, not tests);
+#     chaos/... imports nothing of scenarios/ (scenarios use chaos steps, not
+#     the other way round); reports/... does not import the machinery that
+#     runs scenarios; the leaves import no jobconform package;
 #   - the reference controller holds no fault switch: its faults are source
 #     mutations kept in internal/mutants, which edits a copy of controller/
 #     and imports no jobconform package (nor does controller/ import it);
 #   - no function of suites/ or cmd/ (tests aside) is over 80 lines
-#     (hack/funclen);
+#     (hack/funclen); no file of internal/ or cmd/ (tests aside) over 500
+#     lines unless its opening comment says why (a line "Longer than 500
+#     lines: ...");
 #   - commit subjects since the rule (1b93b37) are at most 72 characters;
 #   - docs/architecture.md names every package; README.md's first screen
 #     holds make run and make test; README.md is at most 200
@@ -48,17 +44,21 @@ deny() {
 		[ -z "$bad" ] || fail "$p depends on $(echo $bad | tr ' ' '\n' | tail -n 1)$( [ $(echo $bad | wc -w) -gt 1 ] && echo " (and $(( $(echo $bad | wc -w) - 1 )) more)"): $why"
 	done
 }
+# The floors: no import runs up, and the architecture page shows them as
+# the code has them.
+go run ./hack/floors || fail "an import runs up a floor (above)"
+generated=$(go run ./hack/floors -doc)
+documented=$(sed -n '/<!-- floors:begin/,/<!-- floors:end -->/p' docs/architecture.md)
+[ "$generated" = "$documented" ] || fail "docs/architecture.md's floors section is not what go run ./hack/floors -doc writes: regenerate it (hack/floors -doc, between the floors:begin and floors:end lines)"
+
 deny "./controller/..." "^$mod/(scenarios|chaos|reports|suites|cmd|internal)(/|\$)" "the reference controller imports no other jobconform package"
 for tree in scenarios chaos reports; do
-	deny "./$tree/..." "^github.com/onsi/(ginkgo|gomega)|^$mod/suites(/|\$)" "$tree knows no test framework and nothing of suites/"
+	deny "./$tree/..." "^github.com/onsi/(ginkgo|gomega)" "$tree knows no test framework"
 done
 deny "./chaos/..." "^$mod/scenarios(/|\$)" "chaos imports nothing of scenarios/ (scenarios imports chaos)"
 deny "./reports/..." "^$mod/(chaos|controller)(/|\$)|^$mod/scenarios(/catalog|/invariants|/pods)?\$" "reports read results, they do not run scenarios"
-
-deny "./internal/..." "^$mod/(suites|cmd)(/|\$)" "internal/ holds what the suites and the CLI use; it imports neither"
-deny "./internal/..." "^$mod/(controller|chaos)(/|\$)|^$mod/scenarios(/(invariants|catalog|oracle|bugs))?\$" "internal/ is infrastructure: it imports no controller, chaos step or scenario check (a helper the tests alone call belongs in the tests)"
-for leaf in options release; do
-	deny "./internal/$leaf/..." "^$mod/" "the settings and the releases are leaves every package may import: they import no jobconform package"
+for leaf in options release yamltypes timeline; do
+	deny "./internal/$leaf/..." "^$mod/" "the leaves are what every package may import: they import no jobconform package"
 done
 deny "./internal/mutants/..." "^$mod/" "the mutants edit controller/'s source, they import nothing of jobconform"
 switches=$(grep -n 'Faults\.Has\|inject-fault' controller/*.go controller/cmd/reference-controller/app/*.go 2>/dev/null)
@@ -69,6 +69,10 @@ done
 
 # Functions a newcomer can read at once.
 long=$(go run ./hack/funclen -max 80 suites cmd) || fail "functions over 80 lines: split them: $long"
+# Files a newcomer can read at once, or that say why not.
+for f in $(git ls-files 'internal/*.go' 'cmd/*.go' | grep -v '_test.go$'); do
+	[ "$(wc -l < "$f")" -le 500 ] || grep -q '^// Longer than 500 lines: ' "$f" || fail "$f has $(wc -l < "$f") lines: split it by what each part is for, or say why not in its opening comment (// Longer than 500 lines: ...)"
+done
 
 # docs/architecture.md names every package.
 for p in $(go list ./... | sed "s#^$mod/##"); do

@@ -2,7 +2,7 @@
 // its timeline) into what people read: one self-contained HTML file (verdict
 // matrix, a timeline per run drawn as SVG, replacement latencies) and a
 // Markdown summary for CI job pages. It knows no test framework: the suites
-// hand it Specs and the Result each run attached (internal/ginkgoreport
+// hand it Specs and the Result each run attached (suites/ginkgoreport
 // reads them out of Ginkgo's JSON).
 package reports
 
@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jobconform/jobconform/internal/starvation"
-	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/internal/timeline"
 )
 
 // Report entry names under which each spec keeps its run.

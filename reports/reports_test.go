@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// testdata/runs.json holds two real specs (trimmed; internal/ginkgoreport
+// testdata/runs.json holds two real specs (trimmed; suites/ginkgoreport
 // reads the same two out of Ginkgo's JSON): the built-in passing
 // prp-failed-sigterm on v1.37.1, and a failing chaos run.
 const fixture = "testdata/runs.json"

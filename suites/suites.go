@@ -31,9 +31,9 @@ import (
 
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -60,6 +60,14 @@ var Reference = Controller{Name: runner.Reference.Name, ManagedBy: *runner.Refer
 
 // Scenario is one scenario: a Job, its pods' behaviour, steps and awaits.
 type Scenario = scenarios.Scenario
+
+// Timeline is the recording of a run: every change of the Job, its pods,
+// the nodes and the events, in order (Verdict.Recording); Entry is one
+// change of it.
+type (
+	Timeline = timeline.Timeline
+	Entry    = timeline.Entry
+)
 
 // Conformance is the conformance suite's scenarios of jobconform's
 // catalogue (those of the chaos suite need a cluster jobconform controls).
@@ -94,7 +102,7 @@ type Verdict struct {
 	Failures []string
 	// Recording is every change of the Job, its pods and its events, as
 	// the run saw them.
-	Recording timeline.Timeline
+	Recording Timeline
 	// Start and End bound the run.
 	Start, End time.Time
 }

@@ -8,8 +8,8 @@ import (
 	"os"
 	"regexp"
 
-	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/shard"
+	"github.com/jobconform/jobconform/suites/ginkgoreport"
 )
 
 var releaseInName = regexp.MustCompile(`^v\d+\.\d+\.\d+`)

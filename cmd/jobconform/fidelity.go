@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/suites/ginkgoreport"
 )
 
 // fidelity compares the runs of the same scenarios on kwok nodes and on

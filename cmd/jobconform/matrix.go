@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/suites/ginkgoreport"
 )
 
 // Markers around the generated matrix in a README.

@@ -10,14 +10,14 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/jobconform/jobconform/internal/ginkgoreport"
+	"github.com/jobconform/jobconform/suites/ginkgoreport"
 )
 
 // Two shards of one run, merged, read as the one run they split: the same
 // runs with the same verdicts in report.html's input, every spec in the
 // suite's JUnit report; a spec in both shards is refused.
 func TestReportMerge(t *testing.T) {
-	whole, err := ginkgoreport.ReadReports("../../internal/ginkgoreport/testdata/report.json")
+	whole, err := ginkgoreport.ReadReports("../../suites/ginkgoreport/testdata/report.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/k8sbin"
 	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/suites/ginkgoreport"
 )
 
 // mutant is one fault's outcome.

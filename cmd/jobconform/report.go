@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/suites/ginkgoreport"
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 )

@@ -39,6 +39,8 @@ type plan struct {
 	// builds, when set, are being built beside the jobs: each job waits
 	// for its own (startBuilds); nil: everything was built before.
 	builds *builds
+	// parts, when set, records how long each suite run took (make test).
+	parts *parts
 }
 
 // settle resolves o's releases (internal/release) and checks the rest.

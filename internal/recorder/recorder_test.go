@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/internal/timeline"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/internal/timeline"
 )
 
 // DeletionGrace is how long after a Job's removal its controller may take to

@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios/bugs"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 // Context is what the checks need to know about a run besides its timeline.

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios/bugs"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 // clockSlack covers the API's one-second timestamp resolution.

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/internal/timeline"
 )
 
 // MetricSamples are the controller's counters read just before the Job was

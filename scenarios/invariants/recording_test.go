@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/internal/timeline"
 )
 
 // A recording the scale suite kept (recording-*.jsonl.gz, a failed spec's

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios/bugs"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 func replacementPolicyFailed(j *batchv1.Job) bool {

@@ -3,7 +3,7 @@ package invariants
 import (
 	"slices"
 
-	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/internal/timeline"
 )
 
 // Tail is the longest an invariant waits after a state before it judges

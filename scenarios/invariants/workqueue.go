@@ -5,7 +5,7 @@ package invariants
 import (
 	batchv1 "k8s.io/api/batch/v1"
 
-	"github.com/jobconform/jobconform/scenarios/timeline"
+	"github.com/jobconform/jobconform/internal/timeline"
 )
 
 // WorkQueueNoRefill: a Job without completions (a work queue) creates no

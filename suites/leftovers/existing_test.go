@@ -30,9 +30,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/jobconform/jobconform/chaos"
-	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/k8sbin"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/suites/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/leftovers"
 )

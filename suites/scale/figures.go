@@ -9,8 +9,8 @@ import (
 
 	"github.com/jobconform/jobconform/internal/apiaudit"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/reports"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 // fromTimeline fills what a recording tells of a run: the pods created, the

@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/reports"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 func TestPeakWithin(t *testing.T) {

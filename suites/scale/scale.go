@@ -8,7 +8,7 @@
 // the harness's own cost. Beside the reference controller runs a copy slowed
 // on purpose (a few pods per sync): the table must show it slower, and no
 // invariant may fail it for being slow. jobconform run --suites scale (make
-// scale) runs it; make test runs the 1k form.
+// scale) runs it; make test runs the 600 form.
 package scale
 
 import (
@@ -33,12 +33,12 @@ import (
 
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/internal/cluster"
-	"github.com/jobconform/jobconform/internal/ginkgoreport"
 	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/suites/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/runner"

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios/invariants"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 // disruptionsSince are what others did to the cluster (o.Disruptions) from

@@ -26,10 +26,10 @@ import (
 	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/internal/starvation"
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/oracle"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 // JobName is the name of every scenario's Job (each runs in its own namespace).

@@ -15,9 +15,9 @@ import (
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/starvation"
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/invariants"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 func TestNamespacePrefixIsADNSLabel(t *testing.T) {

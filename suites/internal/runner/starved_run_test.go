@@ -11,10 +11,10 @@ import (
 
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/internal/starvation"
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios/catalog"
 	"github.com/jobconform/jobconform/scenarios/invariants"
-	"github.com/jobconform/jobconform/scenarios/timeline"
 )
 
 // testdata/starved-run is one whole run recorded beside 32 processes

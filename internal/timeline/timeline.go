@@ -1,6 +1,10 @@
 // Package timeline is the record of one scenario run: every change of the
-// Jobs, Pods, Nodes and Events it involved, in order. The recorder (suites)
-// writes it, the invariants (scenarios/invariants) read it, the reports draw it.
+// Jobs, Pods, Nodes and Events it involved, in order. The recorder
+// (internal/recorder) writes it, the invariants (scenarios/invariants) read
+// it, the reports draw it: it sits on the lowest floor, beside the
+// settings, so that each of them imports it downward (hack/verify.sh).
+// The public Go API names its types through suites.Timeline and
+// suites.Entry.
 package timeline
 
 import (

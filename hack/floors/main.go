@@ -1,0 +1,181 @@
+// Command floors holds the module's packages to one-way floors (issue #57):
+// every package stands on a floor, named by its path, and imports only
+// packages of its own floor or the floors below. Run by hack/verify.sh:
+//
+//	go run ./hack/floors          # exits 1 naming each import that runs up a floor
+//	go run ./hack/floors -doc     # the generated section of docs/architecture.md
+//
+// The rules within a floor (chaos imports nothing of scenarios, the
+// reference controller and the mutants import no jobconform package, ...)
+// stay in verify.sh.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// floor is a storey of the house: its packages by path prefix (relative to
+// the module; a prefix ending in "/" holds its subtree, one without holds
+// that package alone).
+type floor struct {
+	name, why string
+	paths     []string
+}
+
+// floors, lowest first. A package stands on the floor of the longest
+// prefix that holds it (internal/timeline is a leaf, the rest of internal/
+// infrastructure).
+var floors = []floor{
+	{"leaves", "the settings, the releases, YAML's types and the recording's format: every package may read them",
+		[]string{"internal/options", "internal/release", "internal/yamltypes", "internal/timeline"}},
+	{"infrastructure", "clusters, binaries, processes, the recorder, the meters: what runs things, knowing no scenario",
+		[]string{"internal/"}},
+	{"domain", "the reference controller, the disruptions, the scenario model and its checks",
+		[]string{"controller", "controller/", "chaos", "chaos/", "scenarios", "scenarios/"}},
+	{"reports", "what reads finished runs and draws them",
+		[]string{"reports", "reports/"}},
+	{"suites", "the Ginkgo suites, the runner, the public Go API, reading the suites' reports",
+		[]string{"suites", "suites/"}},
+	{"command", "the jobconform command and the project's tools",
+		[]string{"cmd/", "hack/"}},
+}
+
+// floorOf is the index in floors of the package at rel, or -1.
+func floorOf(rel string) int {
+	best, bestLen := -1, -1
+	for i, f := range floors {
+		for _, p := range f.paths {
+			ok := rel == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p))
+			if ok && len(p) > bestLen {
+				best, bestLen = i, len(p)
+			}
+		}
+	}
+	return best
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func main() {
+	doc := flag.Bool("doc", false, "print the floors and each package's imports of the module as Markdown (docs/architecture.md's generated section)")
+	flag.Parse()
+	mod, pkgs, err := load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "floors:", err)
+		os.Exit(2)
+	}
+	if *doc {
+		writeDoc(os.Stdout, mod, pkgs)
+		return
+	}
+	if bad := check(mod, pkgs); len(bad) > 0 {
+		for _, b := range bad {
+			fmt.Fprintln(os.Stderr, "floors:", b)
+		}
+		os.Exit(1)
+	}
+}
+
+// load lists the module's packages and their imports (tests aside: a test
+// may reach up to drive what it tests).
+func load() (string, []pkg, error) {
+	out, err := exec.Command("go", "list", "-m").Output()
+	if err != nil {
+		return "", nil, fmt.Errorf("go list -m: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	out, err = exec.Command("go", "list", "-json=ImportPath,Imports", "./...").Output()
+	if err != nil {
+		return "", nil, fmt.Errorf("go list ./...: %w", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			return "", nil, err
+		}
+		pkgs = append(pkgs, p)
+	}
+	return mod, pkgs, nil
+}
+
+// rel is path relative to the module ("" for the module's root, not one of
+// its packages here).
+func rel(mod, path string) (string, bool) {
+	if path == mod {
+		return "", true
+	}
+	r, ok := strings.CutPrefix(path, mod+"/")
+	return r, ok
+}
+
+// check returns every package without a floor and every import of the
+// module that runs up a floor.
+func check(mod string, pkgs []pkg) []string {
+	var bad []string
+	for _, p := range pkgs {
+		from, _ := rel(mod, p.ImportPath)
+		ff := floorOf(from)
+		if ff < 0 {
+			bad = append(bad, fmt.Sprintf("%s stands on no floor: give its path one in hack/floors", from))
+			continue
+		}
+		for _, imp := range p.Imports {
+			to, ok := rel(mod, imp)
+			if !ok {
+				continue
+			}
+			if tf := floorOf(to); tf > ff {
+				bad = append(bad, fmt.Sprintf("%s (%s) imports %s (%s), a floor above it: move what both need down, or the importer up", from, floors[ff].name, to, floors[tf].name))
+			}
+		}
+	}
+	return bad
+}
+
+// writeDoc writes each floor, top first, with its packages and what each
+// imports of the module.
+func writeDoc(w io.Writer, mod string, pkgs []pkg) {
+	byFloor := make([][]pkg, len(floors))
+	for _, p := range pkgs {
+		r, _ := rel(mod, p.ImportPath)
+		if f := floorOf(r); f >= 0 {
+			byFloor[f] = append(byFloor[f], p)
+		}
+	}
+	fmt.Fprintln(w, "<!-- floors:begin (generated by go run ./hack/floors -doc; hack/verify.sh checks it) -->")
+	for i := len(floors) - 1; i >= 0; i-- {
+		f := floors[i]
+		fmt.Fprintf(w, "\n**Floor %d, %s** — %s.\n\n", i, f.name, f.why)
+		sort.Slice(byFloor[i], func(a, b int) bool { return byFloor[i][a].ImportPath < byFloor[i][b].ImportPath })
+		for _, p := range byFloor[i] {
+			r, _ := rel(mod, p.ImportPath)
+			var own []string
+			for _, imp := range p.Imports {
+				if to, ok := rel(mod, imp); ok {
+					own = append(own, "`"+to+"`")
+				}
+			}
+			slices.Sort(own)
+			if len(own) == 0 {
+				fmt.Fprintf(w, "- `%s`: imports no package of the module\n", r)
+			} else {
+				fmt.Fprintf(w, "- `%s` → %s\n", r, strings.Join(own, ", "))
+			}
+		}
+	}
+	fmt.Fprintln(w, "\n<!-- floors:end -->")
+}
