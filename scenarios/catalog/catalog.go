@@ -9,8 +9,10 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jobconform/jobconform/scenarios"
@@ -63,12 +65,14 @@ func LoadDrills() ([]*scenarios.Drill, map[string]*scenarios.Scenario, error) {
 var ScaleForms = map[string]struct{ NodeGroups, NodesPerGroup, NodeLeaseSeconds int }{
 	"1k":  {4, 25, 0},     // 100 nodes, 1,000-pod Jobs
 	"10k": {10, 100, 240}, // 1,000 nodes, 10,000-pod Jobs
+	"600": {2, 25, 0},     // 50 nodes, 600-pod Jobs: make test's
 }
 
-// LoadScale returns the scale suite's scenarios of one form ("1k" or "10k"), validated.
+// LoadScale returns the scale suite's scenarios of one form (a key of
+// ScaleForms), validated.
 func LoadScale(form string) ([]*scenarios.Scenario, error) {
 	if _, ok := ScaleForms[form]; !ok {
-		return nil, fmt.Errorf("unknown scale form %q: use 1k or 10k", form)
+		return nil, fmt.Errorf("unknown scale form %q: use one of %s", form, strings.Join(slices.Sorted(maps.Keys(ScaleForms)), ", "))
 	}
 	return load("scale/" + form)
 }

@@ -49,7 +49,8 @@ func TestChaosCatalogLoads(t *testing.T) {
 	}
 }
 
-// Both scale forms hold the same scenarios (the 10k form's named scale-10k-),
+// Every scale form holds the same scenarios (the 10k form's named
+// scale-10k-, the 600 form's scale-600-),
 // serial, on kwok nodes, with no chaos: the scale suite measures the
 // controllers one Job at a time.
 func TestScaleFormsLoad(t *testing.T) {
@@ -63,18 +64,23 @@ func TestScaleFormsLoad(t *testing.T) {
 			if !s.Serial || s.Nodes != "kwok" || s.HasChaos() {
 				t.Errorf("%s (%s): a scale scenario is serial, on kwok nodes, without chaos", s.Name, s.File)
 			}
-			names[form] = append(names[form], strings.TrimPrefix(s.Name, "scale-10k-"))
+			names[form] = append(names[form], strings.TrimPrefix(s.Name, "scale-"+form+"-"))
 		}
 	}
-	if len(names["1k"]) < 5 || len(names["10k"]) != len(names["1k"]) {
+	if len(names["1k"]) < 5 {
 		t.Errorf("forms: %v", names)
 	}
-	for i, n := range names["10k"] {
-		if i >= len(names["1k"]) || "scale-"+n != names["1k"][i] {
-			t.Errorf("the 10k form's %d-th scenario is %s, the 1k form's %v", i, n, names["1k"])
+	for _, form := range []string{"10k", "600"} {
+		if len(names[form]) != len(names["1k"]) {
+			t.Errorf("the %s form has %d scenarios, the 1k form %d", form, len(names[form]), len(names["1k"]))
+		}
+		for i, n := range names[form] {
+			if i >= len(names["1k"]) || "scale-"+n != names["1k"][i] {
+				t.Errorf("the %s form's %d-th scenario is %s, the 1k form's %v", form, i, n, names["1k"])
+			}
 		}
 	}
-	if _, err := LoadScale("100"); err == nil || !strings.Contains(err.Error(), "use 1k or 10k") {
+	if _, err := LoadScale("100"); err == nil || !strings.Contains(err.Error(), "use one of 10k, 1k, 600") {
 		t.Errorf("an unknown form: %v", err)
 	}
 }

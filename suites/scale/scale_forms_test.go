@@ -42,7 +42,7 @@ func TestSlowedRunsBesideTheReference(t *testing.T) {
 func referenceController() []runner.Controller { return []runner.Controller{runner.Reference} }
 
 func TestWarmUpScenario(t *testing.T) {
-	for _, form := range []string{"1k", "10k"} {
+	for _, form := range options.ScaleForms {
 		all, err := catalog.LoadScale(form)
 		if err != nil {
 			t.Fatal(err)
@@ -51,7 +51,7 @@ func TestWarmUpScenario(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", form, err)
 		}
-		want := map[string]int32{"1k": 500, "10k": 1000}[form]
+		want := map[string]int32{"1k": 500, "10k": 1000, "600": 550}[form]
 		if got := ptr.Deref(s.Job.Parallelism, 0); got != want {
 			t.Errorf("%s: the warm-up's parallelism is %d, want the form's largest, %d", form, got, want)
 		}
