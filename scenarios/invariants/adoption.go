@@ -117,7 +117,7 @@ var Adoption = Invariant{
 			ref := metav1.GetControllerOf(p)
 			prev, seen := owner[p.UID]
 			owner[p.UID] = ref
-			mine := ref != nil && ref.UID == j.UID
+			mine := ownedBy(p, j)
 			if mine && prev != nil && prev.UID != j.UID {
 				out = append(out, violation("adoption", e, "pod %s, controlled by %s %s, was taken over by the Job", p.Name, prev.Kind, prev.Name))
 			}

@@ -8,7 +8,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -81,7 +80,7 @@ var BackoffRespected = Invariant{
 				return
 			}
 			p := e.Pod()
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID {
+			if !ownedBy(p, j) {
 				return
 			}
 			if _, known := before.pods[p.UID]; e.Type == timeline.Added && !known {

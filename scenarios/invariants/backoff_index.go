@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobconform/jobconform/internal/timeline"
@@ -47,7 +46,7 @@ var IndexBackoffRespected = Invariant{
 			}
 			p := e.Pod()
 			ix := indexOf(p)
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || ix == "" {
+			if !ownedBy(p, j) || ix == "" {
 				return
 			}
 			if _, known := before.pods[p.UID]; e.Type == timeline.Added && !known {

@@ -14,7 +14,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/jobconform/jobconform/internal/timeline"
 )
@@ -41,7 +40,7 @@ func syncAct(e timeline.Entry, before, after *world) string {
 		if _, known := before.pods[p.UID]; known || p.Annotations[BroughtAnnotation] != "" {
 			return ""
 		}
-		if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == j.UID {
+		if ownedBy(p, j) {
 			return "created pod " + p.Name
 		}
 	}
@@ -121,12 +120,6 @@ func (w *staleWrites) visit(e timeline.Entry, before, after *world, n int32) {
 	w.proven = append(w.proven, w.since)
 	w.out = append(w.out, violation(w.name, e, "the controller wrote status.%s=%d %s after the Job's pods last changed: %d pods were %s since %s (a write after it was due to count them, the machine not starved meanwhile)",
 		w.field, *got, e.Time.Sub(w.since).Round(100*time.Millisecond), n, w.field, w.counted.Format("15:04:05.000")))
-}
-
-// ownedBy tells whether Job j controls pod p.
-func ownedBy(p *corev1.Pod, j *batchv1.Job) bool {
-	ref := metav1.GetControllerOf(p)
-	return j != nil && ref != nil && ref.UID == j.UID
 }
 
 // ended tells whether a pod went from running to finished between before

@@ -62,7 +62,7 @@ var FinalizerReleased = Invariant{
 		held := func(job *batchv1.Job, e timeline.Entry, now time.Time) {
 			var kept []*corev1.Pod
 			for _, p := range holders {
-				if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == job.UID && !reported[p.UID] {
+				if ownedBy(p, job) && !reported[p.UID] {
 					kept = append(kept, p)
 				}
 			}
@@ -117,7 +117,7 @@ var FinalizerReleased = Invariant{
 				// recording may see them seconds after it (at 10,000 pods the
 				// built-in's deletions reached it up to 9 s after
 				// FailureTarget, its first release 11 s after).
-				if ref := metav1.GetControllerOf(e.Pod()); worked && ref != nil && after.job != nil && ref.UID == after.job.UID && e.Time.After(lastWork) {
+				if worked && ownedBy(e.Pod(), after.job) && e.Time.After(lastWork) {
 					lastWork = e.Time
 				}
 			}
@@ -185,7 +185,7 @@ var ManagedBySilence = Invariant{
 			}
 		}
 		for _, e := range t.Of("Pod") {
-			if ref := metav1.GetControllerOf(e.Pod()); ref != nil && ref.UID == jobUID && e.Type == timeline.Added {
+			if controlledBy(e.Pod(), jobUID) && e.Type == timeline.Added {
 				out = append(out, violation("managedby-silence", e, "pod %s created for the Job", e.Name))
 				break
 			}
@@ -240,7 +240,7 @@ var DelegationRespected = Invariant{
 		}
 		for _, e := range t.Of("Pod") {
 			p := e.Pod()
-			if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == jobUID && builtInWrote(p.ManagedFields, false) {
+			if controlledBy(p, jobUID) && builtInWrote(p.ManagedFields, false) {
 				out = append(out, violation("delegation-respected", e, "%s wrote pod %s of a Job it does not manage", BuiltInManager, p.Name))
 				break
 			}

@@ -141,7 +141,7 @@ func indexEnv(c corev1.Container) bool {
 // ownedOrMatching tells whether p is the Job's or looks it: controlled by
 // it, or matching its selector (a pod made for it without an owner).
 func ownedOrMatching(j *batchv1.Job, p *corev1.Pod) bool {
-	if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == j.UID {
+	if ownedBy(p, j) {
 		return true
 	}
 	return selects(j, p)

@@ -12,7 +12,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -72,8 +71,7 @@ var IndexesValid = Invariant{
 			}
 		}
 		liveOf := func(j *batchv1.Job, p *corev1.Pod) bool {
-			ref := metav1.GetControllerOf(p)
-			return ref != nil && ref.UID == j.UID && !podTerminal(p) && p.DeletionTimestamp == nil
+			return ownedBy(p, j) && !podTerminal(p) && p.DeletionTimestamp == nil
 		}
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := after.job
@@ -154,7 +152,7 @@ var IndexFailureCount = Invariant{
 				return
 			}
 			p := e.Pod()
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || p.Annotations[BroughtAnnotation] != "" {
+			if !ownedBy(p, j) || p.Annotations[BroughtAnnotation] != "" {
 				return
 			}
 			ix := indexOf(p)
@@ -250,7 +248,7 @@ var FailedKeptUntilReplaced = Invariant{
 				return
 			}
 			p := e.Pod()
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID {
+			if !ownedBy(p, j) {
 				return
 			}
 			ix := indexOf(p)

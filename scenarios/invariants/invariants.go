@@ -475,7 +475,7 @@ func podTerminal(p *corev1.Pod) bool {
 func (w *world) podsOf(jobUID types.UID) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range w.pods {
-		if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == jobUID {
+		if controlledBy(p, jobUID) {
 			out = append(out, p)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -90,7 +89,7 @@ var Ledger = Invariant{
 				return
 			}
 			p := e.Pod()
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != job.UID {
+			if !ownedBy(p, job) {
 				return
 			}
 			l := pods[p.UID]

@@ -120,7 +120,7 @@ func podFinishes(ctx Context, t timeline.Timeline) func(upTo time.Time) time.Tim
 		if !ok {
 			continue
 		}
-		if ref := metav1.GetControllerOf(p); ref == nil || ref.Kind != "Job" || ref.Name != ctx.Job {
+		if !controlledByJobNamed(p, ctx.Job) {
 			continue
 		}
 		for _, cs := range p.Status.ContainerStatuses {
@@ -608,7 +608,7 @@ func createdPods(ctx Context, t timeline.Timeline) (n int, last time.Time) {
 		if p == nil || e.Type != timeline.Added || seen[p.UID] || p.Annotations[BroughtAnnotation] != "" {
 			continue
 		}
-		if ref := metav1.GetControllerOf(p); ref == nil || ref.Kind != "Job" || ref.Name != ctx.Job {
+		if !controlledByJobNamed(p, ctx.Job) {
 			continue
 		}
 		seen[p.UID] = true
@@ -659,7 +659,7 @@ var FinalizerOwned = Invariant{
 				return
 			}
 			p := e.Pod()
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != after.job.UID {
+			if !ownedBy(p, after.job) {
 				return
 			}
 			if _, known := before.pods[p.UID]; e.Type == timeline.Added && !known && !created[p.Name] {

@@ -9,7 +9,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/internal/timeline"
@@ -97,7 +96,7 @@ func newPod(e timeline.Entry, before, after *world, c *ownedCount, counted int32
 		return nil, counted
 	}
 	p := e.Pod()
-	if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != before.job.UID {
+	if !ownedBy(p, before.job) {
 		return nil, counted
 	}
 	if _, seen := before.pods[p.UID]; seen {

@@ -12,7 +12,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobconform/jobconform/internal/timeline"
@@ -177,8 +176,7 @@ func (c *ownedCount) accepts(p *corev1.Pod) bool {
 	if p == nil {
 		return false
 	}
-	ref := metav1.GetControllerOf(p)
-	return ref != nil && ref.UID == c.job && c.pred(p)
+	return controlledBy(p, c.job) && c.pred(p)
 }
 
 // podsByIndex keeps pods' UIDs by completion index as a replay goes: apply
@@ -212,7 +210,7 @@ func (b podsByIndex) of(w *world, ix string, jobUID types.UID) []*corev1.Pod {
 		if p == nil || indexOf(p) != ix {
 			continue
 		}
-		if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == jobUID {
+		if controlledBy(p, jobUID) {
 			out = append(out, p)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobconform/jobconform/internal/timeline"
@@ -45,7 +44,7 @@ var ScaleDownOrder = Invariant{
 				podTerminal(old) || !replacing(j) || !surplus(j, before) || disturbed(ctx, e.Time) {
 				return
 			}
-			if ref := metav1.GetControllerOf(old); ref == nil || ref.UID != j.UID {
+			if !ownedBy(old, j) {
 				return
 			}
 			gone := ranks[p.UID]

@@ -3,7 +3,6 @@ package invariants
 import (
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/internal/timeline"
@@ -49,7 +48,7 @@ var SuspendedCreatesNoPods = Invariant{
 				return
 			}
 			p := e.Pod()
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || p.Annotations[BroughtAnnotation] != "" {
+			if !ownedBy(p, j) || p.Annotations[BroughtAnnotation] != "" {
 				return
 			}
 			if !createdSuspended && (e.Time.Sub(since) < SettleWindow || disturbed(ctx, e.Time)) {

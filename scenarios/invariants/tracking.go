@@ -12,7 +12,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -52,7 +51,7 @@ var FinalizerAfterRecord = Invariant{
 			if prev == nil || !slices.Contains(prev.Finalizers, ctx.Finalizer) || slices.Contains(p.Finalizers, ctx.Finalizer) {
 				return // not the moment its finalizer went
 			}
-			if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != j.UID || withSuccess[p.UID] || !mustRecord(j, p) || recorded(j.Status, p) {
+			if !ownedBy(p, j) || withSuccess[p.UID] || !mustRecord(j, p) || recorded(j.Status, p) {
 				return
 			}
 			if p.DeletionTimestamp == nil && deletesActive(j) && asActive[e.Seq] {
