@@ -28,9 +28,7 @@ type ChaosMesh struct {
 	// pod-failure runs (an image the nodes hold).
 	Binary, Kubeconfig, LogDir, PauseImage string
 
-	proc  *process.Process
-	claim *ports.Claim
-	dir   string
+	served
 }
 
 // InstallChaosMeshCRDs creates Chaos Mesh's CRDs of dir
@@ -97,15 +95,4 @@ func (m *ChaosMesh) Start(ctx context.Context) error {
 }
 
 // Stop ends the controller-manager and removes its certificates.
-func (m *ChaosMesh) Stop() error {
-	var err error
-	if m.proc != nil {
-		err = m.proc.Stop(10 * time.Second)
-	}
-	m.claim.Release()
-	m.claim = nil
-	if m.dir != "" {
-		os.RemoveAll(m.dir)
-	}
-	return err
-}
+func (m *ChaosMesh) Stop() error { return m.stop() }

@@ -35,8 +35,7 @@ type Dispatcher struct {
 	// Faults are --inject-fault values: a deliberately broken dispatcher.
 	Faults []string
 
-	proc  *process.Process
-	claim *ports.Claim
+	served
 }
 
 // Start runs the dispatcher and waits until it knows both clusters' Jobs.
@@ -70,15 +69,7 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 }
 
 // Stop ends the dispatcher gracefully and gives its port back.
-func (d *Dispatcher) Stop() error {
-	var err error
-	if d.proc != nil {
-		err = d.proc.Stop(10 * time.Second)
-	}
-	d.claim.Release()
-	d.claim = nil
-	return err
-}
+func (d *Dispatcher) Stop() error { return d.stop() }
 
 func (d *Dispatcher) logName() string {
 	if d.Name == "" || d.Name == dispatch.DefaultName {

@@ -63,9 +63,7 @@ type Kueue struct {
 	// tells the logs apart ("manager", "worker").
 	Binary, Kubeconfig, LogDir, Name string
 
-	proc  *process.Process
-	claim *ports.Claim
-	dir   string
+	served
 	// webhookPort and cert are where Kueue serves its webhooks and the
 	// certificate it serves them with (PEM), once started.
 	webhookPort int
@@ -129,18 +127,10 @@ integrations: {frameworks: ["batch/job"]}
 
 // Stop ends Kueue and removes its configuration.
 func (k *Kueue) Stop() error {
-	var err error
-	if k.proc != nil {
-		err = k.proc.Stop(10 * time.Second)
-	}
-	k.claim.Release()
-	k.claim = nil
+	err := k.stop()
 	if k.holdsMetricsCerts {
 		k.holdsMetricsCerts = false
 		metricsCerts.release()
-	}
-	if k.dir != "" {
-		os.RemoveAll(k.dir)
 	}
 	return err
 }

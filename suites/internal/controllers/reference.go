@@ -102,9 +102,8 @@ type Reference struct {
 	// (default ReferenceUser): another one tells its API requests apart.
 	User string
 
-	proc  *process.Process
-	port  int
-	claim *ports.Claim
+	port int
+	served
 }
 
 // Start runs the controller and waits until it serves /healthz.
@@ -161,18 +160,14 @@ func (r *Reference) Start(ctx context.Context) error {
 }
 
 // Stop ends the controller gracefully and gives its port back.
-func (r *Reference) Stop() error {
-	err := r.stop()
-	r.claim.Release()
-	r.claim = nil
-	return err
-}
+func (r *Reference) Stop() error { return r.stop() }
 
-func (r *Reference) stop() error {
+// stopProcess ends the process alone, its ports kept (Down).
+func (r *Reference) stopProcess() error {
 	if r.proc == nil {
 		return nil
 	}
-	return r.proc.Stop(10 * time.Second)
+	return r.proc.Stop(stopGrace)
 }
 
 // Down stops the controller (crash: kills it), keeping its port for the
@@ -181,7 +176,7 @@ func (r *Reference) Down(crash bool) error {
 	if crash {
 		return r.Kill()
 	}
-	return r.stop()
+	return r.stopProcess()
 }
 
 // Kill ends the controller with SIGKILL, mid-work.
@@ -194,7 +189,7 @@ func (r *Reference) Kill() error {
 
 // Restart stops the controller and starts it with new gates (nil keeps them).
 func (r *Reference) Restart(ctx context.Context, gates map[string]bool) error {
-	if err := r.stop(); err != nil {
+	if err := r.stopProcess(); err != nil {
 		return err
 	}
 	if gates != nil {
