@@ -175,6 +175,9 @@ type Result struct {
 // from the built-in's run (the allowed ones with the scenario's reason), or
 // why it was not compared.
 type Oracle struct {
+	// Compared: the run was compared with the built-in's (with no
+	// difference when Differences is empty); else Note says why not.
+	Compared    bool         `json:"compared,omitempty"`
 	Note        string       `json:"note,omitempty"`
 	Differences []Difference `json:"differences,omitempty"`
 }

@@ -86,6 +86,9 @@ type glance struct {
 	Column           string
 	Pass, Fail, Skip int
 	Failed           []failure
+	// Oracle is the differential verdict's tally of the column ("" for the
+	// built-in's): compared, and not judged with why.
+	Oracle string
 }
 
 // failure is one failed run, linked to its section.
@@ -292,9 +295,14 @@ func atAGlance(runs []Run) ([]glance, []failure) {
 		}
 		return order[i].String() < order[j].String()
 	})
+	oracle := map[string]string{}
+	for _, t := range OracleTallies(runs) {
+		oracle[t.Column] = t.String()
+	}
 	var lines []glance
 	var failed []failure
 	for _, c := range order {
+		byCol[c].Oracle = oracle[byCol[c].Column]
 		lines = append(lines, *byCol[c])
 		failed = append(failed, byCol[c].Failed...)
 	}
@@ -382,7 +390,7 @@ pre{font-size:12px;white-space:pre-wrap}
 <h1>{{.Title}}</h1>
 <p>{{.Pass}} passed, {{.Fail}} failed, {{.Skip}} skipped — generated {{.Generated}}</p>
 <h2 id="glance">At a glance</h2>
-<table class="glance">{{range .Glance}}<tr class="{{if .Fail}}FAIL{{else}}PASS{{end}}"><td>{{.Column}}</td><td>{{.Pass}} passed</td><td>{{.Fail}} failed</td><td>{{.Skip}} not applicable</td></tr>
+<table class="glance">{{range .Glance}}<tr class="{{if .Fail}}FAIL{{else}}PASS{{end}}"><td>{{.Column}}</td><td>{{.Pass}} passed</td><td>{{.Fail}} failed</td><td>{{.Skip}} not applicable</td><td>{{if .Oracle}}differential verdict: {{.Oracle}}{{end}}</td></tr>
 {{end}}</table>
 <h2 id="failures">Failures</h2>
 {{if .Failed}}<ol class="failures">{{range .Failed}}<li><a href="#{{.Anchor}}">{{.Scenario}}</a> — {{.Column}}: <code>{{.First}}</code>{{if .More}} (and {{.More}} more){{end}}</li>
@@ -456,8 +464,12 @@ func WriteHTML(w io.Writer, runs []Run, title string) error {
 func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 	runs, controls := split(runs)
 	fmt.Fprintf(w, "## %s\n", title)
+	oracle := map[string]string{}
+	for _, t := range OracleTallies(runs) {
+		oracle[t.Column] = t.String()
+	}
 	if len(runs) > 0 {
-		fmt.Fprintf(w, "\n| controller | passed | failed | skipped |\n|---|---|---|---|\n")
+		fmt.Fprintf(w, "\n| controller | passed | failed | skipped | compared with the built-in |\n|---|---|---|---|---|\n")
 	}
 	for _, c := range columns(runs) {
 		var pass, fail, skip int
@@ -474,7 +486,7 @@ func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 				skip++
 			}
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d |\n", c, pass, fail, skip)
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %s |\n", c, pass, fail, skip, orDash(oracle[c.String()]))
 	}
 	var failed []Run
 	for _, r := range runs {

@@ -24,7 +24,10 @@ type outcome struct {
 	reports   []string // the merged report.json of each directory
 	errs      []error  // suites that ended badly beyond their specs
 	fidelity  [2]string
-	baseline  []reports.Run // --baseline's runs, read before any suite ran; nil without
+	// requireOracle: a run the differential verdict did not judge fails
+	// the whole (--require-oracle).
+	requireOracle bool
+	baseline      []reports.Run // --baseline's runs, read before any suite ran; nil without
 }
 
 // collect merges each directory's suite reports into its report.json (one
@@ -127,6 +130,9 @@ func (res *outcome) verdict() error {
 	}
 	if err := unjudged(res.runs); err != nil {
 		errs = append(errs, err)
+	}
+	if n := reports.NotJudgedByOracle(res.runs); n > 0 && res.requireOracle {
+		errs = append(errs, fmt.Errorf("--require-oracle: %d runs were not compared with the built-in's (the differential verdict above says why)", n))
 	}
 	return errors.Join(append(errs, res.errs...)...)
 }

@@ -67,6 +67,28 @@ func TestPrintVerdictsRows(t *testing.T) {
 	}
 }
 
+// The verdicts say, per controller, what the differential verdict compared
+// and what it did not judge; --require-oracle fails a run with any of the
+// latter, and a run without it passes on the same runs.
+func TestOracleNotJudgedNeverSilent(t *testing.T) {
+	runs := []reports.Run{
+		{Version: "v1.37.1", Suite: "conformance", Controller: "reference", Scenario: "a", Verdict: "PASS", SpecVerdict: "PASS", Oracle: &reports.Oracle{Compared: true}},
+		{Version: "v1.37.1", Suite: "chaos", Controller: "reference", Scenario: "b", Verdict: "PASS", SpecVerdict: "PASS"},
+	}
+	var b strings.Builder
+	printVerdicts(&b, runs)
+	if !strings.Contains(b.String(), "compared 1, not judged 1 (the chaos suite compares nothing with the built-in ×1)") {
+		t.Errorf("the verdicts lack the differential verdict's tally:\n%s", b.String())
+	}
+	for require, fails := range map[bool]bool{false: false, true: true} {
+		res := &outcome{artifacts: t.TempDir(), runs: runs, requireOracle: require}
+		err := res.verdict()
+		if got := err != nil && strings.Contains(err.Error(), "--require-oracle: 1 runs were not compared"); got != fails {
+			t.Errorf("requireOracle %v: %v", require, err)
+		}
+	}
+}
+
 // A job whose Ginkgo run selected no spec is told apart from one that ran
 // (seen: make test's MultiKueue job ran 0 of 74 specs and passed).
 func TestSelectedNone(t *testing.T) {

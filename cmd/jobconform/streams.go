@@ -53,7 +53,7 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 		_ = os.Remove(filepath.Join(j.dir, "report-"+j.suite+".json"))
 		_ = os.Remove(filepath.Join(j.dir, "report.json"))
 	}
-	res := &outcome{artifacts: art, baseline: p.baseline}
+	res := &outcome{artifacts: art, baseline: p.baseline, requireOracle: p.o.Oracle.Require}
 	// Bad input stops both streams at once: no later suite can judge
 	// anything with it (the user fixes it and runs again).
 	sctx, stopStreams := context.WithCancel(ctx)

@@ -105,5 +105,20 @@ func printVerdicts(w io.Writer, runs []reports.Run) int {
 	for _, f := range failures {
 		fmt.Fprintln(w, f)
 	}
+	printOracleTallies(w, runs)
 	return total
+}
+
+// printOracleTallies writes, per controller other than the built-in, how
+// many of its runs the differential verdict compared with the built-in's
+// and how many it did not judge, and why: never silent (issue #56).
+func printOracleTallies(w io.Writer, runs []reports.Run) {
+	ts := reports.OracleTallies(runs)
+	if len(ts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\njobconform differential verdict (each run compared with the built-in's of the same scenario)\n")
+	for _, t := range ts {
+		fmt.Fprintf(w, "  %-44s %s\n", t.Column, t)
+	}
 }

@@ -241,6 +241,10 @@ func (o Options) SuiteTimeout(suite string) time.Duration {
 type Oracle struct {
 	// Off skips the differential verdict (--no-oracle).
 	Off bool `json:"off,omitempty"`
+	// Require fails a run in which the differential verdict did not judge
+	// a run of a controller other than the built-in (--require-oracle):
+	// for CI gates that must not pass on what was never compared.
+	Require bool `json:"require,omitempty"`
 	// From is a directory of the built-in's observations kept by an
 	// earlier run (<artifacts>/<release>/oracle): read, not run again.
 	From string `json:"from,omitempty"`

@@ -164,6 +164,7 @@ func TestValidate(t *testing.T) {
 		"--kueue-version v0.17.0 without multikueue": func(o *Options) { o.KueueVersion = "v0.17.0" },
 		"--chaos-engine \"litmus\"":                  func(o *Options) { o.ChaosEngine = "litmus" },
 		"--chaos-engine chaos-mesh needs a cluster":  func(o *Options) { o.ChaosEngine = "chaos-mesh" },
+		"--require-oracle and --no-oracle":           func(o *Options) { o.Oracle.Require, o.Oracle.Off = true, true },
 		"are for a cluster given by --kubeconfig":    func(o *Options) { o.Existing.AllowNodeDisruption = true },
 		"--pod-image": func(o *Options) { o.Existing.PodImage = "x" },
 		"--kueue-version \"0.17\": give a Kueue release tag": func(o *Options) {

@@ -34,6 +34,9 @@ func (o *Options) Validate() error {
 	case o.Provider == "existing" && o.Kubeconfig == "":
 		return errors.New("--provider existing needs --kubeconfig")
 	}
+	if o.Oracle.Require && o.Oracle.Off {
+		return errors.New("--require-oracle and --no-oracle: choose one (the first fails a run the second leaves uncompared)")
+	}
 	if o.Provider != "" && !slices.Contains(Providers, o.Provider) {
 		return fmt.Errorf("--provider %q: use one of %s (or --kubeconfig for an existing cluster)", o.Provider, strings.Join(Providers, ", "))
 	}

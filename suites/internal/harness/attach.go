@@ -32,8 +32,8 @@ func ResultOf(r *runner.Result, features []string) reports.Result {
 			res.Unjudged = append(res.Unjudged, inv.Invariant+": "+u)
 		}
 	}
-	if r.OracleNote != "" || len(r.Differences) > 0 {
-		res.Oracle = &reports.Oracle{Note: r.OracleNote}
+	if r.Compared || r.OracleNote != "" {
+		res.Oracle = &reports.Oracle{Compared: r.Compared, Note: r.OracleNote}
 		for _, d := range r.Differences {
 			res.Oracle.Differences = append(res.Oracle.Differences, reports.Difference{Field: d.Field, BuiltIn: d.BuiltIn, Other: d.Other, Allowed: d.Allowed})
 		}

@@ -56,7 +56,10 @@ func (o *Oracle) Keep(s *scenarios.Scenario, r *runner.Result) error {
 // fail the run), or r.OracleNote says why nothing was compared.
 func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Controller, r *runner.Result) {
 	switch {
-	case o == nil || o.Off || r.Skipped != "" || c.Name == runner.BuiltIn.Name:
+	case o == nil || r.Skipped != "" || c.Name == runner.BuiltIn.Name:
+		return
+	case o.Off:
+		r.OracleNote = "not compared with the built-in: the differential verdict is off (--no-oracle)"
 		return
 	case r.Observation == nil:
 		r.OracleNote = "not compared with the built-in: nothing was observed"
@@ -82,6 +85,7 @@ func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Cont
 		// (and its bug named) in its own spec, not held against this one.
 		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run of this scenario broke a promise (%s)", builtin.Failed[0])
 	default:
+		r.Compared = true
 		r.Differences = oracle.Compare(builtin, r.Observation, s.Oracle.Differ)
 	}
 }

@@ -31,8 +31,29 @@ func TestOracleRunsTheBuiltInWhenNoneRan(t *testing.T) {
 	}
 	again := &runner.Result{Observation: observed("0")}
 	o.Judge(context.Background(), s, runner.Reference, again)
-	if runs != 1 || len(again.Differences) != 0 || again.OracleNote != "" {
-		t.Fatalf("built-in runs %d; second run: %v %q", runs, again.Differences, again.OracleNote)
+	if runs != 1 || len(again.Differences) != 0 || again.OracleNote != "" || !again.Compared || !r.Compared {
+		t.Fatalf("built-in runs %d; second run: %v %q, compared %v", runs, again.Differences, again.OracleNote, again.Compared)
+	}
+}
+
+// A compared run says so, with no difference too; a run not compared says
+// why, --no-oracle included; the built-in's own runs are neither.
+func TestOracleNeverSilent(t *testing.T) {
+	s := &scenarios.Scenario{Name: "s"}
+	off := &Oracle{Off: true}
+	r := &runner.Result{Observation: observed("1")}
+	off.Judge(context.Background(), s, runner.Reference, r)
+	if r.Compared || !strings.Contains(r.OracleNote, "--no-oracle") {
+		t.Errorf("--no-oracle: compared %v, note %q", r.Compared, r.OracleNote)
+	}
+	b := &runner.Result{Observation: observed("1")}
+	off.Judge(context.Background(), s, runner.BuiltIn, b)
+	if b.Compared || b.OracleNote != "" {
+		t.Errorf("the built-in's own run: compared %v, note %q", b.Compared, b.OracleNote)
+	}
+	res := ResultOf(&runner.Result{Controller: "reference", Compared: true, Observation: observed("1")}, nil)
+	if res.Oracle == nil || !res.Oracle.Compared || res.Oracle.Note != "" {
+		t.Errorf("a compared run with no difference reports %+v", res.Oracle)
 	}
 }
 

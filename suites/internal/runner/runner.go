@@ -135,10 +135,11 @@ type Result struct {
 	TailWait    time.Duration
 	// Observation is what the run showed that does not depend on timing
 	// (scenarios/oracle): the built-in's is the oracle another
-	// controller's is compared with. Differences are that comparison's, and
-	// OracleNote says why a run was not compared ("" when it was, or
-	// nothing asked for it).
+	// controller's is compared with. Compared says the run was compared,
+	// Differences are that comparison's, and OracleNote says why a run was
+	// not compared ("" when it was, or nothing asked for it).
 	Observation *oracle.Observation
+	Compared    bool
 	Differences []oracle.Difference
 	OracleNote  string
 	// Starvation is how starved the machine was while the scenario ran

@@ -1,0 +1,110 @@
+package reports
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The differential verdict, never silent (issue #56): every run of a
+// controller other than the built-in either was compared with the
+// built-in's run of its scenario, or counts as not judged by the oracle,
+// with the reason. A report that says nothing about a run reads as "not
+// compared", never as "no difference".
+
+// notComparedPrefix starts the harness's notes on a run it did not compare.
+const notComparedPrefix = "not compared with the built-in: "
+
+// OracleJudged tells whether the differential verdict applies to r (a
+// controller other than the built-in ran the scenario), and if so whether
+// r was compared, or why not.
+func (r Run) OracleJudged() (applies, compared bool, why string) {
+	if r.Control() || r.Controller == "" || r.Controller == "builtin" || r.Verdict == "skip" {
+		return false, false, ""
+	}
+	switch {
+	case r.Oracle != nil && r.Oracle.Compared:
+		return true, true, ""
+	case r.Oracle != nil && r.Oracle.Note != "":
+		return true, false, strings.TrimPrefix(r.Oracle.Note, notComparedPrefix)
+	case r.Oracle != nil && len(r.Oracle.Differences) > 0:
+		return true, true, "" // a report from before Compared was written
+	}
+	return true, false, fmt.Sprintf("the %s suite compares nothing with the built-in", r.Suite)
+}
+
+// OracleTally is how one controller's runs (a column: controller, release,
+// nodes) fared with the differential verdict.
+type OracleTally struct {
+	Column              string
+	Compared, NotJudged int
+	// Reasons counts the runs not judged by why, the detail cut off
+	// (the scenario's own words stay on its run).
+	Reasons map[string]int
+}
+
+// String is "compared N, not judged M (reason ×k; …)".
+func (t OracleTally) String() string {
+	s := fmt.Sprintf("compared %d, not judged %d", t.Compared, t.NotJudged)
+	if t.NotJudged == 0 {
+		return s
+	}
+	var rs []string
+	for why, n := range t.Reasons {
+		rs = append(rs, fmt.Sprintf("%s ×%d", why, n))
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+	return s + " (" + strings.Join(rs, "; ") + ")"
+}
+
+// OracleTallies counts, per column, the runs the differential verdict
+// compared and those it did not judge, in column order; columns it does not
+// apply to (the built-in's) are left out.
+func OracleTallies(runs []Run) []OracleTally {
+	by := map[column]*OracleTally{}
+	var order []column
+	for _, r := range runs {
+		applies, compared, why := r.OracleJudged()
+		if !applies {
+			continue
+		}
+		c := columnOf(r)
+		t, ok := by[c]
+		if !ok {
+			t = &OracleTally{Column: c.String(), Reasons: map[string]int{}}
+			by[c] = t
+			order = append(order, c)
+		}
+		if compared {
+			t.Compared++
+			continue
+		}
+		t.NotJudged++
+		t.Reasons[reasonGroup(why)]++
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].String() < order[j].String() })
+	out := make([]OracleTally, 0, len(order))
+	for _, c := range order {
+		out = append(out, *by[c])
+	}
+	return out
+}
+
+// reasonGroup is a reason without its particulars (a failure's text, an
+// error's), so that like reasons count together.
+func reasonGroup(why string) string {
+	if i := strings.IndexAny(why, ":("); i > 0 {
+		why = why[:i]
+	}
+	return strings.TrimSpace(why)
+}
+
+// NotJudgedByOracle counts the runs the differential verdict applies to and
+// did not judge (--require-oracle fails a run that has any).
+func NotJudgedByOracle(runs []Run) int {
+	n := 0
+	for _, t := range OracleTallies(runs) {
+		n += t.NotJudged
+	}
+	return n
+}
