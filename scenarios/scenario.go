@@ -193,6 +193,10 @@ type StatusPattern struct {
 	FailedIndexes    *string `json:"failedIndexes,omitempty"`
 	// Empty: the status is the empty JobStatus (nothing wrote it).
 	Empty bool `json:"empty,omitempty"`
+	// Finished: the Job has ended, Complete or Failed (whichever): what a
+	// generated case (scenarios/explore) awaits, whose outcome no one wrote
+	// down — the invariants and the differential verdict judge it.
+	Finished bool `json:"finished,omitempty"`
 }
 
 // Action kinds.
@@ -574,6 +578,9 @@ func (p StatusPattern) Matches(s batchv1.JobStatus) (bool, string) {
 	}
 	if p.FailedIndexes != nil && *p.FailedIndexes != ptr.Deref(s.FailedIndexes, "") {
 		return false, fmt.Sprintf("failedIndexes=%q, want %q", ptr.Deref(s.FailedIndexes, ""), *p.FailedIndexes)
+	}
+	if p.Finished && !hasCondition(s, string(batchv1.JobComplete)) && !hasCondition(s, string(batchv1.JobFailed)) {
+		return false, "neither Complete nor Failed"
 	}
 	for _, c := range p.Conditions {
 		if !hasCondition(s, c) {

@@ -104,4 +104,13 @@ func TestStatusPattern(t *testing.T) {
 	if ok, _ := (StatusPattern{Empty: true}).Matches(batchv1.JobStatus{}); !ok {
 		t.Error("empty status")
 	}
+	// finished: Complete or Failed, not FailureTarget alone, nor a False one.
+	for cond, want := range map[batchv1.JobConditionType]bool{batchv1.JobComplete: true, batchv1.JobFailed: true, batchv1.JobFailureTarget: false, batchv1.JobSuccessCriteriaMet: false} {
+		for st, w := range map[corev1.ConditionStatus]bool{corev1.ConditionTrue: want, corev1.ConditionFalse: false} {
+			got, _ := (StatusPattern{Finished: true}).Matches(batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: cond, Status: st}}})
+			if got != w {
+				t.Errorf("finished on %s=%s: %v, want %v", cond, st, got, w)
+			}
+		}
+	}
 }
