@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"debug/elf"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jobconform/jobconform/internal/options"
@@ -162,19 +164,27 @@ func (p *plan) addMultiKueueSample() {
 }
 
 // clusterPackages are the packages (but the suites') whose tests start
-// clusters, or build what clusters run: they skip those tests under -short
-// (TestClusterPackagesListed holds this list to that), and go test runs
-// them one at a time. The rest need no cluster and run side by side.
-var clusterPackages = []string{
-	"cmd/jobconform",
-	"internal/cluster/internal/kind",
-	"internal/cluster/internal/local",
-	"internal/k8sbin",
-	"internal/mutants",
-	"suites",
-	"suites/internal/controllers",
-	"suites/leftovers",
+// clusters, or build what clusters run, each with how long its tests took
+// in a make test (2026-11-29, two cores): they skip those tests under
+// -short (TestClusterPackagesListed holds this list to that), and go test
+// runs them in clusterLanes lanes, each package alone in its lane, the
+// longest first. The rest need no cluster and run side by side.
+var clusterPackages = map[string]time.Duration{
+	"cmd/jobconform":                  218 * time.Second,
+	"internal/cluster/internal/kind":  time.Second, // skips here: no Docker engine that runs kind's nodes
+	"internal/cluster/internal/local": 416 * time.Second,
+	"internal/k8sbin":                 10 * time.Second,
+	"internal/mutants":                12 * time.Second,
+	"suites":                          48 * time.Second,
+	"suites/internal/controllers":     121 * time.Second,
+	"suites/leftovers":                360 * time.Second,
 }
+
+// clusterLanes is how many cluster packages go test runs at once: two
+// halve their 20 minutes one after another (each starts its own clusters,
+// on ports and in directories of their own; kubelet nodes sweep only what
+// a dead process left), and no suite's verdict runs beside them.
+const clusterLanes = 2
 
 // goTestPackages runs go test on every package of the module: first those
 // that start no cluster side by side (the suites' with -short: their unit
@@ -187,7 +197,7 @@ func goTestPackages(ctx context.Context, ps *parts, versions []string) error {
 	}
 	var unit, cluster []string
 	for _, p := range strings.Fields(string(list)) {
-		if slices.Contains(clusterPackages, strings.TrimPrefix(p, module+"/")) {
+		if _, ok := clusterPackages[strings.TrimPrefix(p, module+"/")]; ok {
 			cluster = append(cluster, p)
 		} else {
 			unit = append(unit, p)
@@ -200,20 +210,48 @@ func goTestPackages(ctx context.Context, ps *parts, versions []string) error {
 	}); err != nil {
 		errs = append(errs, err)
 	}
-	fmt.Fprintf(os.Stderr, "jobconform: go test of %d packages that start clusters (at %s), one at a time\n", len(cluster), strings.Join(versions, ", "))
+	fmt.Fprintf(os.Stderr, "jobconform: go test of %d packages that start clusters (at %s), %d at a time\n", len(cluster), strings.Join(versions, ", "), clusterLanes)
 	// The local provider's integration specs read the releases to run at.
 	env := []string{"JOBCONFORM_K8S_VERSIONS=" + strings.Join(versions, ",")}
-	for _, p := range cluster {
-		if ctx.Err() != nil {
-			break
-		}
-		if err := ps.time("go test "+strings.TrimPrefix(p, module+"/"), func() error {
-			return goTest(ctx, env, "-count=1", "-timeout", "40m", p)
-		}); err != nil {
-			errs = append(errs, err)
-		}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, lane := range lanes(cluster, clusterLanes) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, p := range lane {
+				if ctx.Err() != nil {
+					return
+				}
+				err := ps.time("go test "+strings.TrimPrefix(p, module+"/"), func() error {
+					return goTest(ctx, env, "-count=1", "-timeout", "40m", p)
+				})
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
 	}
+	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// lanes deals pkgs (import paths) into n lanes, the longest (by
+// clusterPackages) first, each to the lane with the least time so far.
+func lanes(pkgs []string, n int) [][]string {
+	sorted := slices.Clone(pkgs)
+	cost := func(p string) time.Duration { return clusterPackages[strings.TrimPrefix(p, module+"/")] }
+	slices.SortStableFunc(sorted, func(a, b string) int { return cmp.Compare(cost(b), cost(a)) })
+	out := make([][]string, n)
+	load := make([]time.Duration, n)
+	for _, p := range sorted {
+		i := slices.Index(load, slices.Min(load))
+		out[i] = append(out[i], p)
+		load[i] += cost(p)
+	}
+	return slices.DeleteFunc(out, func(l []string) bool { return len(l) == 0 })
 }
 
 // goTest runs go test with args, its output on stdout, in a process group

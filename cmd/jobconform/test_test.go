@@ -1,11 +1,13 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // clusterPackages are exactly the packages (the suites' aside, which make
@@ -42,8 +44,42 @@ func TestClusterPackagesListed(t *testing.T) {
 		found = slices.DeleteFunc(found, func(p string) bool { return p == s })
 	}
 	slices.Sort(found)
-	want := slices.Sorted(slices.Values(clusterPackages))
+	want := slices.Sorted(maps.Keys(clusterPackages))
 	if !slices.Equal(found, want) {
 		t.Errorf("packages whose tests skip under -short: %v; clusterPackages: %v", found, want)
+	}
+}
+
+// The cluster packages go into lanes of about equal time, every package
+// once, the longest alone at the head of its lane.
+func TestLanes(t *testing.T) {
+	var pkgs []string
+	for p := range clusterPackages {
+		pkgs = append(pkgs, module+"/"+p)
+	}
+	got := lanes(pkgs, 2)
+	if len(got) != 2 {
+		t.Fatalf("lanes %v", got)
+	}
+	var all []string
+	var times []time.Duration
+	for _, l := range got {
+		all = append(all, l...)
+		var sum time.Duration
+		for _, p := range l {
+			sum += clusterPackages[strings.TrimPrefix(p, module+"/")]
+		}
+		times = append(times, sum)
+	}
+	slices.Sort(all)
+	slices.Sort(pkgs)
+	if !slices.Equal(all, pkgs) {
+		t.Errorf("the lanes hold %v, want each of %v once", all, pkgs)
+	}
+	if d := times[0] - times[1]; d > 2*time.Minute || d < -2*time.Minute {
+		t.Errorf("lanes of %v and %v: more than two minutes apart", times[0], times[1])
+	}
+	if one := lanes(pkgs[:1], 2); len(one) != 1 {
+		t.Errorf("one package in %d lanes", len(one))
 	}
 }
