@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jobconform/jobconform/internal/options"
 )
 
 // clusterPackages are exactly the packages (the suites' aside, which make
@@ -81,5 +83,33 @@ func TestLanes(t *testing.T) {
 	}
 	if one := lanes(pkgs[:1], 2); len(one) != 1 {
 		t.Errorf("one package in %d lanes", len(one))
+	}
+}
+
+// make test's plan: the chaos suite beside the conformance suites, after
+// the drills; kubelet nodes and the scale suite in front.
+func TestChaosBesideDrills(t *testing.T) {
+	o := options.Defaults()
+	o.Run.Artifacts = "/a"
+	o.Run.Versions = []string{"v1.37.1"}
+	o.Run.Suites = []string{"conformance", "chaos", "drill", "scale"}
+	o.Run.KubeletConformance = true
+	o.Controllers = []string{"builtin", "reference"}
+	p := &plan{o: o, jobs: planJobs(o, map[string]int{"conformance": 1, "chaos": 1, "drill": 1, "scale": 1})}
+	p.chaosBesideDrills()
+	var front, beside []string
+	for _, j := range p.jobs {
+		name := j.suite + "/" + orDefault(j.o.Nodes, "kwok")
+		if j.beside {
+			beside = append(beside, name)
+		} else {
+			front = append(front, name)
+		}
+	}
+	if want := []string{"drill/kwok", "chaos/kwok"}; !slices.Equal(beside, want) {
+		t.Errorf("beside: %v, want %v", beside, want)
+	}
+	if want := []string{"conformance/kwok", "conformance/kubelet", "scale/kwok"}; !slices.Equal(front, want) {
+		t.Errorf("front: %v, want %v", front, want)
 	}
 }
