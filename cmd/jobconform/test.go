@@ -192,8 +192,9 @@ const clusterLanes = 2
 // drills took 4 of the front stream's 25 minutes, the chaos suite 4.4 in
 // front. make run's v1.36.3 chaos suite has run beside the conformance
 // suites the same way. The kubelet nodes' and the scale suite's runs stay
-// in front, after the conformance suites, which the chaos suite then no
-// longer overlaps.
+// in front, after the conformance suites (10 minutes): the drills and the
+// chaos suite (8.4) have ended by then, and neither of those two runs,
+// the most sensitive to load, has another suite beside it.
 func (p *plan) chaosBesideDrills() {
 	for i := range p.jobs {
 		if p.jobs[i].suite == "chaos" {
