@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/jobconform/jobconform/scenarios/explore"
 )
 
@@ -39,7 +37,7 @@ func exploreCmd(args []string) error {
 		return err
 	}
 	for _, c := range explore.Generate(*seed, *cases) {
-		data, err := yaml.Marshal(c.Scenario)
+		data, err := explore.Render(c.Scenario)
 		if err != nil {
 			return err
 		}

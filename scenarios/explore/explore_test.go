@@ -35,12 +35,20 @@ func TestGenerateDeterministic(t *testing.T) {
 // catalog's parser (what jobconform validate runs) as it is.
 func TestGeneratedCasesValid(t *testing.T) {
 	for _, c := range Generate(1, 1000) {
-		data, err := yaml.Marshal(c.Scenario)
+		data, err := Render(c.Scenario)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := scenarios.Parse(data); err != nil {
+		back, err := scenarios.Parse(data)
+		if err != nil {
 			t.Fatalf("case %d: %v\n%s", c.Index, err, data)
+		}
+		// What Render leaves out are zeros: the file reads back as the case.
+		if again, err := Render(back); err != nil || string(again) != string(data) {
+			t.Fatalf("case %d does not read back as written (%v):\n%s\n---\n%s", c.Index, err, data, again)
+		}
+		if strings.Contains(string(data), ": 0s") || strings.Contains(string(data), "null") {
+			t.Fatalf("case %d keeps zero values:\n%s", c.Index, data)
 		}
 		if last := c.Scenario.Steps[len(c.Scenario.Steps)-1]; last.Await == nil || !last.Await.Finished {
 			t.Fatalf("case %d does not end awaiting the Job's end", c.Index)

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/jobconform/jobconform/internal/yamltypes"
 	"github.com/jobconform/jobconform/scenarios"
@@ -392,4 +394,54 @@ func phases(p scenarios.PodBehavior) string {
 		return "Failed"
 	}
 	return "Succeeded"
+}
+
+// Render writes a case's scenario as a catalog file without the zero
+// values its types spell out ("0s" durations, empty objects, nulls), so
+// that a reproducer reads in a minute; a zero a field means (backoffLimit:
+// 0, parallelism: 0) stays.
+func Render(s *scenarios.Scenario) ([]byte, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(prune(v))
+}
+
+// prune drops nulls, "0s" and the objects and lists left empty.
+func prune(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			e = prune(e)
+			if empty(e) {
+				delete(t, k)
+			} else {
+				t[k] = e
+			}
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = prune(e)
+		}
+	}
+	return v
+}
+
+func empty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case string:
+		return t == "0s"
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
 }
