@@ -32,6 +32,7 @@ const (
 	envKueueVersion     = "JOBCONFORM_KUEUE_VERSION"
 	envNoOracle         = "JOBCONFORM_NO_ORACLE"
 	envOracleFrom       = "JOBCONFORM_ORACLE_FROM"
+	envOracleTwice      = "JOBCONFORM_ORACLE_TWICE"
 	envScenarios        = "JOBCONFORM_SCENARIOS"
 	envBuiltinScenarios = "JOBCONFORM_BUILTIN_SCENARIOS"
 	envChaosSeed        = "JOBCONFORM_CHAOS_SEED"
@@ -107,6 +108,7 @@ func FromEnv() (Options, error) {
 	str(&o.KueueVersion, envKueueVersion)
 	boolean(&o.Oracle.Off, envNoOracle)
 	str(&o.Oracle.From, envOracleFrom)
+	boolean(&o.Oracle.Twice, envOracleTwice)
 	list(&o.ScenarioDirs, envScenarios, string(os.PathListSeparator))
 	boolean(&o.BuiltinScenarios, envBuiltinScenarios)
 	if v := os.Getenv(envChaosSeed); v != "" {

@@ -74,6 +74,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.External.Finalizer, "external-finalizer", o.External.Finalizer, "the external controller's pod tracking finalizer, if it uses one")
 	fs.BoolVar(&o.Oracle.Require, "require-oracle", o.Oracle.Require, "fail the run when a run of a controller other than the built-in was not compared with the built-in's (not judged by the differential verdict: the reasons are in the verdicts)")
 	fs.BoolVar(&o.Oracle.Off, "no-oracle", o.Oracle.Off, "skip the differential verdict (each controller's run compared with the built-in's of the same scenario and release; the built-in is run for it when it is not under test)")
+	fs.BoolVar(&o.Oracle.Twice, "oracle-twice", o.Oracle.Twice, "run the built-in twice per scenario: what its own runs differ in is that scenario's noise, not compared; a scenario whose two runs end apart is racy, not judged (jobconform explore sets it)")
 	fs.StringVar(&o.Oracle.From, "oracle-from", o.Oracle.From, "read the built-in's runs from this directory (an earlier run's <artifacts>/<release>/oracle) instead of running it")
 	fs.Func("reference-faults", "run the reference controller broken by these mutants of internal/mutants (comma-separated; built from the checkout): what jobconform mutate does", func(s string) error {
 		o.ReferenceFaults = splitList(s, ",")

@@ -251,6 +251,10 @@ type Oracle struct {
 	// Dir is where this run keeps the built-in's observations ("": a
 	// temporary directory of the suite's).
 	Dir string `json:"dir,omitempty"`
+	// Twice runs the built-in twice per scenario (--oracle-twice): what
+	// its runs differ in is the scenario's noise, not compared; a
+	// scenario whose two runs end apart is racy, not judged.
+	Twice bool `json:"twice,omitempty"`
 }
 
 // ProviderName is the provider a run uses.

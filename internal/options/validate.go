@@ -34,6 +34,9 @@ func (o *Options) Validate() error {
 	case o.Provider == "existing" && o.Kubeconfig == "":
 		return errors.New("--provider existing needs --kubeconfig")
 	}
+	if o.Oracle.Twice && (o.Oracle.Off || o.Oracle.From != "") {
+		return errors.New("--oracle-twice runs the built-in twice for the differential verdict: not with --no-oracle or --oracle-from (kept runs are read, not run)")
+	}
 	if o.Oracle.Require && o.Oracle.Off {
 		return errors.New("--require-oracle and --no-oracle: choose one (the first fails a run the second leaves uncompared)")
 	}

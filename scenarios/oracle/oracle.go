@@ -14,6 +14,7 @@
 package oracle
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -66,6 +67,35 @@ type Observation struct {
 	// Scope is "status" for a dispatched Job's run (Dispatched): its status
 	// and conditions are compared, not its pods or events.
 	Scope string `json:"scope,omitempty"`
+	// Noise is what differed between two runs of the built-in of this
+	// scenario (Learn), field → both values: a difference there is that
+	// scenario's nondeterminism, not held against another controller.
+	// Racy says why the two runs ended differently: then nothing is.
+	Noise map[string]string `json:"noise,omitempty"`
+	Racy  string            `json:"racy,omitempty"`
+	// Runs is how many runs of the built-in this observation stands for.
+	Runs int `json:"runs,omitempty"`
+}
+
+// Learn is first with what differs from second, another run of the
+// built-in of the same scenario, as its noise (issue #55: noise learned,
+// not guessed). Two runs that end apart — other conditions, or one that
+// broke a promise the other kept — are racy: no oracle at all.
+func Learn(first, second *Observation) *Observation {
+	out := *first
+	out.Runs = max(first.Runs, 1) + max(second.Runs, 1)
+	out.Noise = map[string]string{}
+	for _, d := range Compare(first, second, nil) {
+		out.Noise[d.Field] = fmt.Sprintf("run 1 %s, run 2 %s", d.BuiltIn, d.Other)
+		if d.Field == "conditions" || d.Field == "status.conditions" || d.Field == "status.deleted" {
+			out.Racy = cmp.Or(out.Racy, fmt.Sprintf("the built-in's two runs ended apart: %s", d))
+		}
+	}
+	if (len(first.Failed) == 0) != (len(second.Failed) == 0) {
+		out.Racy = cmp.Or(out.Racy, fmt.Sprintf("one of the built-in's two runs broke a promise, the other did not (%s)", strings.Join(append(first.Failed, second.Failed...), "; ")))
+	}
+	out.Failed = append(slices.Clone(first.Failed), second.Failed...)
+	return &out
 }
 
 // Dispatched narrows o to what the user of a dispatcher sees of a Job run
@@ -313,6 +343,9 @@ func Compare(builtin, other *Observation, allowed map[string]string) []Differenc
 		}
 		if strings.HasPrefix(field, "events.") && (a == "0" || b == "0") {
 			d.Allowed = ""
+		}
+		if n, ok := builtin.Noise[field]; ok {
+			d.Allowed = "noise: the built-in's own runs differ here (" + n + ")"
 		}
 		out = append(out, d)
 	}

@@ -222,3 +222,53 @@ func TestCounters(t *testing.T) {
 		t.Fatalf("read, none rose, kept as %s: %v", data, back.Counters)
 	}
 }
+
+// Learn: what the built-in's own two runs differ in is noise, excused for
+// another controller on that field alone; runs that end apart are racy.
+func TestLearnNoise(t *testing.T) {
+	obs := func(uid string, mutate func(*batchv1.Job, []*corev1.Pod)) *Observation {
+		return Observe(run(uid, batchv1.JobTrackingFinalizer, mutate), "job", batchv1.JobTrackingFinalizer)
+	}
+	twoEvents := func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.Failed = 1 }
+	learned := Learn(obs("11111111", nil), obs("33333333", twoEvents))
+	if learned.Racy != "" || learned.Runs != 2 {
+		t.Fatalf("runs that end alike: want not racy and 2 runs, got %q, %d", learned.Racy, learned.Runs)
+	}
+	if _, ok := learned.Noise["status.failed"]; !ok || len(learned.Noise) != 1 {
+		t.Fatalf("want status.failed as the only noise, got %v", learned.Noise)
+	}
+	// Another controller differing on the noisy field is excused, and said;
+	// on any other field it is not.
+	other := obs("22222222", func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.Failed = 2; j.Status.Succeeded = 3 })
+	ds := Compare(learned, other, nil)
+	if len(ds) != 2 {
+		t.Fatalf("want 2 differences, got %v", ds)
+	}
+	for _, d := range ds {
+		switch d.Field {
+		case "status.failed":
+			if !strings.HasPrefix(d.Allowed, "noise: ") {
+				t.Errorf("status.failed: want allowed as noise, got %v", d)
+			}
+		default:
+			if d.Allowed != "" {
+				t.Errorf("%s: allowed though the built-in's runs agree there: %v", d.Field, d)
+			}
+		}
+	}
+	if f := Failing(ds); len(f) != 1 || f[0].Field != "status.succeeded" {
+		t.Errorf("want status.succeeded alone failing, got %v", f)
+	}
+
+	failed := func(j *batchv1.Job, _ []*corev1.Pod) {
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}, {Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}
+	}
+	if r := Learn(obs("11111111", nil), obs("33333333", failed)).Racy; !strings.Contains(r, "ended apart") {
+		t.Errorf("a Complete and a Failed run: want racy, got %q", r)
+	}
+	broke := obs("33333333", nil)
+	broke.Failed = []string{"invariant x"}
+	if r := Learn(obs("11111111", nil), broke).Racy; !strings.Contains(r, "broke a promise") {
+		t.Errorf("one run broke a promise: want racy, got %q", r)
+	}
+}

@@ -25,8 +25,20 @@ type Oracle struct {
 	// scenario whose built-in run is not part of this suite run.
 	RunBuiltIn func(ctx context.Context, s *scenarios.Scenario) *runner.Result
 	// BuiltInTimeout bounds how long a claimed built-in run may take before
-	// a run waiting for it gives up (default 6 minutes).
+	// a run waiting for it gives up (default 6 minutes, twice that Twice).
 	BuiltInTimeout time.Duration
+	// Twice runs the built-in twice per scenario (--oracle-twice, and
+	// explore): what its two runs differ in is that scenario's noise, not
+	// compared; runs that end apart make the scenario racy, not judged.
+	Twice bool
+}
+
+// RunsOfBuiltIn is how many times the built-in runs each scenario.
+func (o *Oracle) RunsOfBuiltIn() int {
+	if o != nil && o.Twice && !o.Off && o.From == nil {
+		return 2
+	}
+	return 1
 }
 
 // Started marks the built-in's run of s as under way: another controller's
@@ -38,17 +50,26 @@ func (o *Oracle) Started(s *scenarios.Scenario) {
 	_, _ = o.Store.Claim(s.Name)
 }
 
-// Keep stores the built-in's run r of s as the oracle of s.
-func (o *Oracle) Keep(s *scenarios.Scenario, r *runner.Result) error {
+// Keep stores the built-in's runs rs of s (RunsOfBuiltIn of them) as the
+// oracle of s, their noise learned where there are two.
+func (o *Oracle) Keep(s *scenarios.Scenario, rs ...*runner.Result) error {
 	if o == nil || o.Off || o.From != nil {
 		return nil
 	}
-	if r.Skipped != "" || r.Observation == nil { // said, so that no run waits for it
-		return o.Store.Put(s.Name, &oracle.Observation{Controller: r.Controller, Version: r.Version, Skipped: cmp.Or(r.Skipped, "nothing observed")})
+	var obs *oracle.Observation
+	for _, r := range rs {
+		if r.Skipped != "" || r.Observation == nil { // said, so that no run waits for it
+			return o.Store.Put(s.Name, &oracle.Observation{Controller: r.Controller, Version: r.Version, Skipped: cmp.Or(r.Skipped, "nothing observed")})
+		}
+		this := *r.Observation
+		this.Failed = r.Failures()
+		if obs == nil {
+			obs = &this
+		} else {
+			obs = oracle.Learn(obs, &this)
+		}
 	}
-	obs := *r.Observation
-	obs.Failed = r.Failures()
-	return o.Store.Put(s.Name, &obs)
+	return o.Store.Put(s.Name, obs)
 }
 
 // Judge compares r, controller c's run of s, with the built-in's run of s:
@@ -80,6 +101,9 @@ func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Cont
 		// A kept run (--oracle-from) of another release or other nodes.
 		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run is of Kubernetes %s on %s nodes, this one of %s on %s nodes",
 			builtin.Version, cmp.Or(builtin.Nodes, "kwok"), r.Observation.Version, cmp.Or(r.Observation.Nodes, "kwok"))
+	case builtin.Racy != "":
+		// explore.md: a case whose outcome hinges on a race is never judged.
+		r.OracleNote = "not compared with the built-in: racy: " + builtin.Racy
 	case len(builtin.Failed) > 0:
 		// A built-in that broke a promise is no oracle: its run is judged
 		// (and its bug named) in its own spec, not held against this one.
@@ -103,7 +127,7 @@ func (o *Oracle) builtin(ctx context.Context, s *scenarios.Scenario) (*oracle.Ob
 	}
 	limit := o.BuiltInTimeout
 	if limit == 0 {
-		limit = 6 * time.Minute
+		limit = time.Duration(o.RunsOfBuiltIn()) * 6 * time.Minute
 	}
 	for {
 		obs, ok, err := o.Store.Get(s.Name)
@@ -118,11 +142,15 @@ func (o *Oracle) builtin(ctx context.Context, s *scenarios.Scenario) (*oracle.Ob
 			if o.RunBuiltIn == nil {
 				return nil, "the built-in does not run here", nil
 			}
-			br := o.RunBuiltIn(ctx, s)
-			if br.Err != nil {
-				return nil, "", fmt.Errorf("the built-in's run: %w", br.Err)
+			var brs []*runner.Result
+			for range o.RunsOfBuiltIn() {
+				br := o.RunBuiltIn(ctx, s)
+				if br.Err != nil {
+					return nil, "", fmt.Errorf("the built-in's run: %w", br.Err)
+				}
+				brs = append(brs, br)
 			}
-			if err := o.Keep(s, br); err != nil {
+			if err := o.Keep(s, brs...); err != nil {
 				return nil, "", err
 			}
 			continue
