@@ -1,50 +1,190 @@
 package main
 
 import (
-	"errors"
+	"bytes"
+	"context"
 	"flag"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
+	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios/explore"
 )
 
-// exploreCmd writes generated cases (scenarios/explore) as scenario files:
-// the first step of issue #55. Each file is its own reproducer; run them
-// with jobconform run --builtin-scenarios=false --scenarios DIR, which
-// judges them by the invariants and the differential verdict. Not yet
-// here: the built-in run twice to learn each case's noise, racy cases
-// dropped, failing cases shrunk.
-func exploreCmd(args []string) error {
+// exploreCmd is issue #55's explore: generated Jobs (scenarios/explore),
+// written as scenario files — each its own reproducer — and run as the
+// conformance suite's scenarios against the controllers under test, the
+// built-in twice (--oracle-twice) so that each case's noise is learned
+// and a case whose outcome hinges on a race is counted, never judged.
+// Every run flag applies (controllers, release, nodes, procs); --write-only
+// stops after writing. Not yet here: failing cases shrunk.
+func exploreCmd(ctx context.Context, args []string) error {
+	o, err := options.FromEnv()
+	if err != nil {
+		return usageError{err}
+	}
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
+	addFlags(fs, &o)
 	seed := fs.Uint64("seed", 1, "the seed: the same seed gives the same cases on every machine")
-	cases := fs.Int("cases", 20, "how many cases to write")
-	out := fs.String("out", "", "an empty (or new) directory to write the cases into, a file each")
+	cases := fs.Int("cases", 20, "how many cases to generate")
+	out := fs.String("out", "", "directory to write the cases into, a file each (default <artifacts>/explore/seed-S); a file there is never overwritten with other bytes")
+	writeOnly := fs.Bool("write-only", false, "write the cases and stop (run them later with jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios DIR)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
-	switch {
-	case *out == "":
-		return usageError{errors.New("explore: give --out DIR, an empty or new directory")}
-	case *cases < 1:
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("explore takes no arguments (got %q)", fs.Args())}
+	}
+	if *cases < 1 {
 		return usageError{fmt.Errorf("explore: --cases %d: give at least 1", *cases)}
 	}
-	if entries, err := os.ReadDir(*out); err == nil && len(entries) > 0 {
-		return usageError{fmt.Errorf("explore: %s is not empty: give an empty or new directory (nothing there is overwritten)", *out)}
+	// What explore sets itself: a case is judged by the conformance suite,
+	// against the built-in run twice, on the generated scenarios alone.
+	var clash []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "suites", "scenarios", "builtin-scenarios", "no-oracle", "oracle-from", "oracle-twice", "shard":
+			clash = append(clash, "--"+f.Name)
+		}
+	})
+	if len(clash) > 0 {
+		return usageError{fmt.Errorf("explore sets %s itself (its cases run as the conformance suite's only scenarios, the built-in twice as their oracle): leave them out", strings.Join(clash, ", "))}
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if *out == "" {
+		*out = filepath.Join(orDefault(o.Run.Artifacts, options.Artifacts()), "explore", fmt.Sprintf("seed-%d", *seed))
+	}
+	generated := explore.Generate(*seed, *cases)
+	if err := writeCases(*out, generated); err != nil {
 		return err
 	}
-	for _, c := range explore.Generate(*seed, *cases) {
+	fmt.Fprintf(os.Stderr, "jobconform explore: %d cases of seed %d in %s\n", *cases, *seed, *out)
+	if *writeOnly {
+		fmt.Printf("wrote %d cases of seed %d into %s; judge them with:\n  jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios %s\n", *cases, *seed, *out, *out)
+		return nil
+	}
+	o.Run.Suites, o.ScenarioDirs, o.BuiltinScenarios, o.Oracle.Twice = []string{"conformance"}, []string{*out}, false, true
+	if o.Run.Artifacts == "" {
+		o.Run.Artifacts = filepath.Join(options.Artifacts(), "explore")
+	}
+	p, err := check(ctx, o)
+	if err != nil {
+		return usageError{err}
+	}
+	start := time.Now()
+	p.builds = startBuilds(ctx, p.o.Run.Versions, p.o.Run.BuiltinAt, p.o.Nodes == options.NodesKubelet, releaseBuilder())
+	res, err := p.runJobs(ctx)
+	if err != nil {
+		return err
+	}
+	if err := p.builds.finish(ctx); err != nil {
+		res.errs = append(res.errs, err)
+	}
+	verdict := res.verdict()
+	printExplore(os.Stdout, *seed, len(generated), res.runs, time.Since(start))
+	return verdict
+}
+
+// writeCases writes each case into dir as <name>.yaml. A directory that
+// holds anything else, or a file of a case with other bytes (another
+// generator's), is refused: nothing is overwritten, nothing foreign is run.
+func writeCases(dir string, cs []explore.Case) error {
+	want := map[string][]byte{}
+	for _, c := range cs {
 		data, err := explore.Render(c.Scenario)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(*out, c.Scenario.Name+".yaml"), data, 0o644); err != nil {
+		want[c.Scenario.Name+".yaml"] = data
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, e := range entries {
+		data, ok := want[e.Name()]
+		if !ok {
+			return usageError{fmt.Errorf("explore: %s holds %s, not a case of this seed and count: give an empty or new --out (nothing there is overwritten or run)", dir, e.Name())}
+		}
+		if have, err := os.ReadFile(filepath.Join(dir, e.Name())); err != nil || !bytes.Equal(have, data) {
+			return usageError{fmt.Errorf("explore: %s in %s differs from what this generator writes for it (edited, or another jobconform's): give an empty or new --out (nothing there is overwritten)", e.Name(), dir)}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, data := range want {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}
 	}
-	fmt.Printf("wrote %d cases of seed %d into %s; judge them with:\n  jobconform run --builtin-scenarios=false --suites conformance --scenarios %s\n", *cases, *seed, *out, *out)
 	return nil
+}
+
+// exploreTally is one controller's outcome over explore's cases: passed,
+// failed, skipped, and (for another than the built-in) compared with the
+// built-in's runs, or not judged because those ended apart (racy).
+type exploreTally struct{ passed, failed, skipped, compared, racy int }
+
+// tallyExplore counts runs by controller, and names the failing cases.
+func tallyExplore(runs []reports.Run) (map[string]*exploreTally, []string) {
+	by := map[string]*exploreTally{}
+	var failing []string
+	for _, r := range runs {
+		if r.Scenario == "" || r.Controller == "" {
+			continue
+		}
+		t := by[r.Controller]
+		if t == nil {
+			t = &exploreTally{}
+			by[r.Controller] = t
+		}
+		switch r.Verdict {
+		case "PASS":
+			t.passed++
+		case "FAIL":
+			t.failed++
+			failing = append(failing, r.Controller+" "+r.Scenario)
+		default:
+			t.skipped++
+		}
+		if r.Oracle != nil && r.Oracle.Compared {
+			t.compared++
+		}
+		if r.Oracle != nil && strings.Contains(r.Oracle.Note, "racy: ") {
+			t.racy++
+		}
+	}
+	slices.Sort(failing)
+	return by, failing
+}
+
+// printExplore sums explore's run up: per controller, the cases passed,
+// failed and not judged as racy, and the cases per minute.
+func printExplore(w io.Writer, seed uint64, cases int, runs []reports.Run, took time.Duration) {
+	by, failing := tallyExplore(runs)
+	fmt.Fprintf(w, "\nexplore, seed %d: %d cases in %s (%.1f cases a minute)\n", seed, cases, took.Round(time.Second), float64(cases)/max(took.Minutes(), 1e-9))
+	for _, c := range slices.Sorted(maps.Keys(by)) {
+		t := by[c]
+		line := fmt.Sprintf("  %-12s passed %d, failed %d", c, t.passed, t.failed)
+		if t.skipped > 0 {
+			line += fmt.Sprintf(", skipped %d", t.skipped)
+		}
+		if c != "builtin" {
+			line += fmt.Sprintf("; compared with the built-in %d, racy (not judged) %d", t.compared, t.racy)
+		}
+		fmt.Fprintln(w, line)
+	}
+	if len(failing) > 0 {
+		fmt.Fprintf(w, "  failing cases (each file is its own reproducer): %s\n", strings.Join(failing, ", "))
+	}
+	if len(by) == 0 {
+		fmt.Fprintln(w, "  no case ran: see the suite's output above")
+	}
 }

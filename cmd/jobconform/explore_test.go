@@ -1,20 +1,23 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jobconform/jobconform/reports"
 )
 
 // explore writes its cases as scenario files that validate accepts, the
 // same bytes for the same seed, and refuses a directory that holds
-// anything (it loses nothing).
+// anything else (it loses nothing, and runs nothing foreign).
 func TestExploreWritesValidCases(t *testing.T) {
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	for _, dir := range []string{a, b} {
-		if err := exploreCmd([]string{"--seed", "3", "--cases", "12", "--out", dir}); err != nil {
+	for _, dir := range []string{a, b, a} { // a twice: the same bytes are no clash
+		if err := exploreCmd(context.Background(), []string{"--seed", "3", "--cases", "12", "--out", dir, "--write-only"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,10 +36,40 @@ func TestExploreWritesValidCases(t *testing.T) {
 		t.Errorf("validate: %v", err)
 	}
 	var u usageError
-	if err := exploreCmd([]string{"--out", a}); !errors.As(err, &u) || !strings.Contains(err.Error(), "not empty") {
-		t.Errorf("a directory with cases in it: %v", err)
+	if err := exploreCmd(context.Background(), []string{"--seed", "4", "--out", a, "--write-only"}); !errors.As(err, &u) || !strings.Contains(err.Error(), "not a case of this seed") {
+		t.Errorf("a directory with other cases in it: %v", err)
 	}
-	if err := exploreCmd(nil); !errors.As(err, &u) {
-		t.Errorf("no --out: %v", err)
+	_ = os.WriteFile(files[0], []byte("edited"), 0o644)
+	if err := exploreCmd(context.Background(), []string{"--seed", "3", "--cases", "12", "--out", a, "--write-only"}); !errors.As(err, &u) || !strings.Contains(err.Error(), "differs") {
+		t.Errorf("an edited case: %v", err)
+	}
+	if b, _ := os.ReadFile(files[0]); string(b) != "edited" {
+		t.Errorf("the edited case was overwritten")
+	}
+	for _, args := range [][]string{{"--cases", "0"}, {"--suites", "chaos"}, {"--no-oracle"}, {"extra"}} {
+		if err := exploreCmd(context.Background(), append(args, "--out", t.TempDir())); !errors.As(err, &u) {
+			t.Errorf("%v: want a usage error, got %v", args, err)
+		}
+	}
+}
+
+// The summary counts each controller's cases by verdict, and the racy ones
+// (not judged) apart from those compared.
+func TestTallyExplore(t *testing.T) {
+	runs := []reports.Run{
+		{Scenario: "a", Controller: "builtin", Verdict: "PASS"},
+		{Scenario: "b", Controller: "builtin", Verdict: "PASS"},
+		{Scenario: "a", Controller: "reference", Verdict: "PASS", Oracle: &reports.Oracle{Compared: true}},
+		{Scenario: "b", Controller: "reference", Verdict: "FAIL", Oracle: &reports.Oracle{Note: "not compared with the built-in: racy: the built-in's two runs ended apart"}},
+	}
+	by, failing := tallyExplore(runs)
+	if g := *by["builtin"]; g != (exploreTally{passed: 2}) {
+		t.Errorf("builtin: %+v", g)
+	}
+	if g := *by["reference"]; g != (exploreTally{passed: 1, failed: 1, compared: 1, racy: 1}) {
+		t.Errorf("reference: %+v", g)
+	}
+	if len(failing) != 1 || failing[0] != "reference b" {
+		t.Errorf("failing: %v", failing)
 	}
 }

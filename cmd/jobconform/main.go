@@ -34,7 +34,7 @@ var commands = []subcommand{
 	{name: "validate", args: "FILE|DIR...", summary: "check scenario files without a cluster", run: noContext(validate)},
 	{name: "list", args: "[--scenarios DIR]...", summary: "list the scenarios a run would use", run: noContext(list)},
 	{name: "schema", summary: "print the JSON Schema of scenario files", run: noContext(schema)},
-	{name: "explore", args: "--out DIR [--seed S] [--cases N]", summary: "write generated Jobs as scenario files (issue #55's generator: run them with jobconform run --scenarios DIR)", run: noContext(exploreCmd)},
+	{name: "explore", args: "[--seed S] [--cases N] [--out DIR] [--write-only] [run flags]", summary: "generate Jobs (a scenario file each) and judge the controllers on them against the built-in run twice (its noise learned, racy cases counted, not judged)", run: exploreCmd},
 	{name: "reference-controller", args: "[flags]", summary: "run the reference Job controller (e.g. as an external controller)", owns: ownsWith("reference-controller", app.Run)},
 	{name: "dispatcher", args: "[flags]", summary: "run the reference dispatcher between a manager and a worker cluster", owns: ownsWith("dispatcher", dispatcher.Run)},
 	{name: "build", args: "[--k8s-version vX.Y.Z]...", summary: "build and cache Kubernetes binaries (--kueue V: Kueue's too)", run: build},

@@ -84,6 +84,10 @@ func optional[T any](p *T) string {
 // cases whose outcome does not hinge on a race).
 var runTimes = []string{"1s", "4s"}
 
+// actRun is how long pods run in a case with a pod act: long enough that
+// none of the first wave ends before it.
+const actRun = "10s"
+
 // scenario draws a whole case. The draws go field by field, each within
 // what the apiserver accepts given the fields before it.
 func (g *gen) scenario(name string) *scenarios.Scenario {
@@ -329,9 +333,9 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 		// Once every pod of the first wave runs: they run long enough
 		// (10 s) that none ends before the act.
 		act = pick(g, scenarios.ActDeletePod, scenarios.ActEvictPod)
-		s.Pods.Run = "10s"
+		s.Pods.Run = actRun
 		for ix, b := range s.Pods.ByIndex {
-			b.Run = "10s"
+			b.Run = actRun
 			s.Pods.ByIndex[ix] = b
 		}
 		steps = append(steps,

@@ -1,0 +1,250 @@
+package explore
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/internal/yamltypes"
+	"github.com/jobconform/jobconform/scenarios"
+)
+
+// Shrinking (explore.md, after delta debugging): a failing case is cut one
+// step at a time — an act, a pod's own behaviour, a rule, a policy, a
+// number lowered toward its edge — while the same failure holds. Shrink
+// gives the next step's candidates; the caller runs them side by side and
+// keeps the smallest that still fails alike (Signature), until none does
+// or its budget runs out.
+
+// Shrink returns every valid scenario one cut smaller than s, each named
+// <s.Name>-s<k>, smallest first (by Size).
+func Shrink(s *scenarios.Scenario) []*scenarios.Scenario {
+	var out []*scenarios.Scenario
+	seen := map[string]bool{}
+	base, _ := Render(s)
+	seen[string(base)] = true
+	for _, cut := range cuts(s) {
+		c := clone(s)
+		if !cut(c) {
+			continue
+		}
+		fitWaves(c)
+		c.Name = ""
+		data, err := Render(c)
+		if err != nil || seen[string(data)] {
+			continue
+		}
+		seen[string(data)] = true
+		c.Name = s.Name
+		if c.Validate() != nil {
+			continue
+		}
+		out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b *scenarios.Scenario) int { return Size(a) - Size(b) })
+	for i, c := range out {
+		c.Name = fmt.Sprintf("%s-s%d", s.Name, i+1)
+	}
+	return out
+}
+
+// Size is how much there is to read of s: its file's length without its
+// name and description.
+func Size(s *scenarios.Scenario) int {
+	c := *s
+	c.Name, c.Description = "", ""
+	data, _ := Render(&c)
+	return len(data)
+}
+
+// Signature is what a failure line is about, without its moment and
+// values: "invariant terminating-counted", "differential status.failed",
+// "step 3 (await …)", "harness error". Two runs fail alike when they
+// share the signature of the first failure of the case being shrunk.
+func Signature(failure string) string {
+	for _, re := range signatures {
+		if m := re.FindString(failure); m != "" {
+			return m
+		}
+	}
+	return failure
+}
+
+var signatures = []*regexp.Regexp{
+	regexp.MustCompile(`^invariant [^ ]+`),
+	regexp.MustCompile(`^differential [^:]+`),
+	regexp.MustCompile(`^step \d+ \([^)]*\)`),
+	regexp.MustCompile(`^harness error`),
+}
+
+// cuts are the one-step reductions, each reporting whether it changed
+// anything.
+func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
+	var out []func(*scenarios.Scenario) bool
+	// An act with the await before it (a suspension's with the Job's
+	// spec.suspend; a pod act's with the long run it needed).
+	for i := range s.Steps {
+		if s.Steps[i].Act == nil || i == 0 || s.Steps[i-1].Await == nil {
+			continue
+		}
+		out = append(out, func(c *scenarios.Scenario) bool {
+			if c.Steps[i].Act.Kind == scenarios.ActResume {
+				c.Job.Suspend = nil
+			}
+			c.Steps = slices.Delete(c.Steps, i-1, i+1)
+			return true
+		})
+	}
+	for _, ix := range slices.Sorted(maps.Keys(s.Pods.ByIndex)) {
+		out = append(out, func(c *scenarios.Scenario) bool {
+			delete(c.Pods.ByIndex, ix)
+			return true
+		})
+	}
+	out = append(out,
+		func(c *scenarios.Scenario) bool {
+			if c.Pods.SIGTERM == nil {
+				return false
+			}
+			c.Pods.SIGTERM, c.Job.Template.Spec.TerminationGracePeriodSeconds = nil, nil
+			return true
+		},
+		func(c *scenarios.Scenario) bool { return set(&c.Pods.ReadyAfter, yamltypes.Duration{}) },
+		func(c *scenarios.Scenario) bool { return set(&c.Pods.Gates, nil) },
+		func(c *scenarios.Scenario) bool { return set(&c.Job.SuccessPolicy, nil) },
+		func(c *scenarios.Scenario) bool { return set(&c.Job.PodReplacementPolicy, nil) },
+		func(c *scenarios.Scenario) bool { return set(&c.Job.MaxFailedIndexes, nil) },
+		func(c *scenarios.Scenario) bool {
+			if c.Job.BackoffLimitPerIndex == nil {
+				return false
+			}
+			c.Job.BackoffLimitPerIndex, c.Job.MaxFailedIndexes = nil, nil
+			return true
+		},
+		func(c *scenarios.Scenario) bool {
+			if c.Job.ManualSelector == nil {
+				return false
+			}
+			c.Job.ManualSelector, c.Job.Selector, c.Job.Template.Labels = nil, nil, nil
+			return true
+		},
+		func(c *scenarios.Scenario) bool {
+			// NonIndexed is the default: said or not, the same Job.
+			return c.Job.CompletionMode != nil && *c.Job.CompletionMode == batchv1.NonIndexedCompletion && set(&c.Job.CompletionMode, nil)
+		},
+		func(c *scenarios.Scenario) bool { return lower(&c.Job.BackoffLimit, 0) },
+		func(c *scenarios.Scenario) bool { return lower(&c.Job.Parallelism, 1) },
+		func(c *scenarios.Scenario) bool {
+			if c.Job.SuccessPolicy != nil || !lower(&c.Job.Completions, 1) {
+				return false
+			}
+			n := *c.Job.Completions
+			for ix := range c.Pods.ByIndex {
+				if i, err := strconv.Atoi(ix); err == nil && int32(i) >= n {
+					delete(c.Pods.ByIndex, ix)
+				}
+			}
+			if c.Job.MaxFailedIndexes != nil && *c.Job.MaxFailedIndexes > n {
+				c.Job.MaxFailedIndexes = ptr.To(n)
+			}
+			return true
+		},
+		func(c *scenarios.Scenario) bool {
+			if c.Pods.Failures <= 1 {
+				return false
+			}
+			c.Pods.Failures--
+			return true
+		},
+		func(c *scenarios.Scenario) bool { return shorter(c) },
+	)
+	if s.Job.PodFailurePolicy != nil {
+		if len(s.Job.PodFailurePolicy.Rules) > 1 {
+			for i := range s.Job.PodFailurePolicy.Rules {
+				out = append(out, func(c *scenarios.Scenario) bool {
+					c.Job.PodFailurePolicy.Rules = slices.Delete(c.Job.PodFailurePolicy.Rules, i, i+1)
+					return true
+				})
+			}
+		}
+		out = append(out, func(c *scenarios.Scenario) bool { return set(&c.Job.PodFailurePolicy, nil) })
+	}
+	return out
+}
+
+// set makes *p v; false when it was v already (nothing cut).
+func set[T any](p *T, v T) bool {
+	a, _ := json.Marshal(*p)
+	b, _ := json.Marshal(v)
+	*p = v
+	return string(a) != string(b)
+}
+
+// lower takes one off a number above floor.
+func lower(p **int32, floor int32) bool {
+	if *p == nil || **p <= floor {
+		return false
+	}
+	*p = ptr.To(**p - 1)
+	return true
+}
+
+// shorter takes the pods' run times one down (10 s, 4 s, 1 s); 10 s only
+// once no pod act needs the first wave running (steps).
+func shorter(s *scenarios.Scenario) bool {
+	acts := slices.ContainsFunc(s.Steps, func(st scenarios.Step) bool {
+		return st.Act != nil && (st.Act.Kind == scenarios.ActDeletePod || st.Act.Kind == scenarios.ActEvictPod)
+	})
+	down := func(run string) string {
+		switch {
+		case run == actRun && !acts:
+			return runTimes[1]
+		case run == runTimes[1]:
+			return runTimes[0]
+		}
+		return run
+	}
+	changed := false
+	if r := down(s.Pods.Run); r != s.Pods.Run {
+		s.Pods.Run, changed = r, true
+	}
+	for ix, b := range s.Pods.ByIndex {
+		if r := down(b.Run); r != b.Run {
+			b.Run, changed = r, true
+			s.Pods.ByIndex[ix] = b
+		}
+	}
+	return changed
+}
+
+// fitWaves keeps an await of the first wave's active pods (the only
+// count a generated case awaits) at what the cut Job's first wave is.
+func fitWaves(s *scenarios.Scenario) {
+	wave := int32(1)
+	if s.Job.Parallelism != nil {
+		wave = *s.Job.Parallelism
+	}
+	if s.Job.Completions != nil {
+		wave = min(wave, *s.Job.Completions)
+	}
+	for i := range s.Steps {
+		if a := s.Steps[i].Await; a != nil && a.Active != nil {
+			a.Active = ptr.To(wave)
+		}
+	}
+}
+
+// clone is a deep copy of s by its JSON.
+func clone(s *scenarios.Scenario) *scenarios.Scenario {
+	data, _ := json.Marshal(s)
+	c := &scenarios.Scenario{}
+	_ = json.Unmarshal(data, c)
+	c.File = s.File
+	return c
+}

@@ -1,0 +1,87 @@
+package explore
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jobconform/jobconform/scenarios"
+)
+
+// Every candidate Shrink gives is one cut of its case: a valid scenario
+// file that differs from it, named apart; and always taking a candidate
+// ends (every cut makes the case simpler), at a case with none left.
+func TestShrinkCandidates(t *testing.T) {
+	for _, c := range Generate(5, 300) {
+		s := c.Scenario
+		for depth := 0; ; depth++ {
+			if depth > 60 {
+				t.Fatalf("case %d: still shrinking after 60 cuts", c.Index)
+			}
+			base, _ := Render(s)
+			cands := Shrink(s)
+			names := map[string]bool{}
+			for i, k := range cands {
+				data, err := Render(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := scenarios.Parse(data); err != nil {
+					t.Fatalf("case %d, cut %s: %v\n%s", c.Index, k.Name, err, data)
+				}
+				if names[k.Name] || !strings.HasPrefix(k.Name, s.Name+"-s") {
+					t.Fatalf("case %d: candidate %d named %q", c.Index, i, k.Name)
+				}
+				names[k.Name] = true
+				k2 := *k
+				k2.Name = s.Name
+				if again, _ := Render(&k2); string(again) == string(base) {
+					t.Fatalf("case %d: candidate %s is the case itself", c.Index, k.Name)
+				}
+				if i > 0 && Size(k) < Size(cands[i-1]) {
+					t.Fatalf("case %d: candidates not smallest first", c.Index)
+				}
+			}
+			if len(cands) == 0 {
+				break
+			}
+			// The last, so that every kind of cut gets its turn.
+			s = cands[len(cands)-1]
+			s.Name = c.Scenario.Name
+		}
+	}
+}
+
+// A fully cut case keeps the Job's end awaited and none of what it can lose.
+func TestShrinkEndsBare(t *testing.T) {
+	for _, c := range Generate(9, 100) {
+		s := c.Scenario
+		for cands := Shrink(s); len(cands) > 0; cands = Shrink(s) {
+			s = cands[0]
+			s.Name = c.Scenario.Name
+		}
+		if len(s.Steps) != 1 || !s.Steps[0].Await.Finished {
+			t.Errorf("case %d: steps left: %+v", c.Index, s.Steps)
+		}
+		j := s.Job
+		if s.Pods.ByIndex != nil || s.Pods.SIGTERM != nil || len(s.Pods.Gates) > 0 || j.SuccessPolicy != nil || j.PodFailurePolicy != nil || j.PodReplacementPolicy != nil || j.BackoffLimitPerIndex != nil || j.ManualSelector != nil {
+			t.Errorf("case %d: left uncut: %+v", c.Index, s)
+		}
+		if j.Completions != nil && *j.Completions > 1 || j.Parallelism != nil && *j.Parallelism > 1 {
+			t.Errorf("case %d: numbers not at their floor: completions %v parallelism %v", c.Index, optional(j.Completions), optional(j.Parallelism))
+		}
+	}
+}
+
+func TestSignature(t *testing.T) {
+	for in, want := range map[string]string{
+		"invariant terminating-counted at 12:00:01.123 job x: active=1": "invariant terminating-counted",
+		"differential status.failed: built-in 1, this controller 2":      "differential status.failed",
+		"differential pods.shape spec.x: built-in a, this controller b":  "differential pods.shape spec.x",
+		"step 3 (await finished): timed out after 4m":                    "step 3 (await finished)",
+		"harness error: creating the Job: refused":                       "harness error",
+	} {
+		if got := Signature(in); got != want {
+			t.Errorf("Signature(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
