@@ -75,10 +75,10 @@ func TestShrinkEndsBare(t *testing.T) {
 func TestSignature(t *testing.T) {
 	for in, want := range map[string]string{
 		"invariant terminating-counted at 12:00:01.123 job x: active=1": "invariant terminating-counted",
-		"differential status.failed: built-in 1, this controller 2":      "differential status.failed",
-		"differential pods.shape spec.x: built-in a, this controller b":  "differential pods.shape spec.x",
-		"step 3 (await finished): timed out after 4m":                    "step 3 (await finished)",
-		"harness error: creating the Job: refused":                       "harness error",
+		"differential status.failed: built-in 1, this controller 2":     "differential status.failed",
+		"differential pods.shape spec.x: built-in a, this controller b": "differential pods.shape spec.x",
+		"step 3 (await finished): timed out after 4m":                   "step 3 (await finished)",
+		"harness error: creating the Job: refused":                      "harness error",
 	} {
 		if got := Signature(in); got != want {
 			t.Errorf("Signature(%q) = %q, want %q", in, got, want)
