@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -24,7 +25,8 @@ import (
 // built-in twice (--oracle-twice) so that each case's noise is learned
 // and a case whose outcome hinges on a race is counted, never judged.
 // Every run flag applies (controllers, release, nodes, procs); --write-only
-// stops after writing. Not yet here: failing cases shrunk.
+// stops after writing. A failing case is shrunk (shrink.go) and written
+// as <artifacts>/shrunk/<case>-shrunk.yaml.
 func exploreCmd(ctx context.Context, args []string) error {
 	o, err := options.FromEnv()
 	if err != nil {
@@ -35,6 +37,7 @@ func exploreCmd(ctx context.Context, args []string) error {
 	seed := fs.Uint64("seed", 1, "the seed: the same seed gives the same cases on every machine")
 	cases := fs.Int("cases", 20, "how many cases to generate")
 	out := fs.String("out", "", "directory to write the cases into, a file each (default <artifacts>/explore/seed-S); a file there is never overwritten with other bytes")
+	shrinkBudget := fs.Duration("shrink-budget", 20*time.Minute, "how long to spend shrinking the failing cases, all of them together (0: none)")
 	writeOnly := fs.Bool("write-only", false, "write the cases and stop (run them later with jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios DIR)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
@@ -87,8 +90,60 @@ func exploreCmd(ctx context.Context, args []string) error {
 		res.errs = append(res.errs, err)
 	}
 	verdict := res.verdict()
-	printExplore(os.Stdout, *seed, len(generated), res.runs, time.Since(start))
+	took := time.Since(start)
+	var shrinks []shrunk
+	if *shrinkBudget > 0 {
+		deadline := time.Now().Add(*shrinkBudget)
+		for _, f := range failingRuns(res.runs) {
+			i := slices.IndexFunc(generated, func(c explore.Case) bool { return c.Scenario.Name == f.Scenario })
+			if i < 0 || len(f.Failures) == 0 {
+				continue
+			}
+			sh := shrinkCase(ctx, p.o, filepath.Join(p.o.Run.Artifacts, "shrink"), generated[i].Scenario, f.Controller, f.Failures[0], deadline)
+			if err := writeShrunk(filepath.Join(p.o.Run.Artifacts, "shrunk"), *seed, &sh); err != nil {
+				return err
+			}
+			shrinks = append(shrinks, sh)
+		}
+	}
+	printExplore(os.Stdout, *seed, len(generated), res.runs, took)
+	printShrunk(os.Stdout, shrinks)
 	return verdict
+}
+
+// failingRuns are the runs that failed, the controller under test's before
+// the built-in's (whose failures are candidate upstream bugs), each case
+// once per controller.
+func failingRuns(runs []reports.Run) []reports.Run {
+	var out []reports.Run
+	for _, r := range runs {
+		if r.Verdict == "FAIL" && r.Scenario != "" {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b reports.Run) int {
+		return cmp.Compare(boolInt(a.Controller == "builtin"), boolInt(b.Controller == "builtin"))
+	})
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// printShrunk names each shrunk reproducer; a built-in's is a candidate
+// upstream bug (explore.md), not a failure of the controller under test.
+func printShrunk(w io.Writer, shrinks []shrunk) {
+	for _, sh := range shrinks {
+		what := "fails " + sh.Controller
+		if sh.Controller == "builtin" {
+			what = "a candidate upstream bug (the built-in breaks a promise): check it against docs/bugs.md and upstream's tracker"
+		}
+		fmt.Fprintf(w, "  shrunk %s (%s; %d cuts in %d rounds, %s): %s\n    %s\n", sh.Case, what, sh.Cuts, sh.Rounds, sh.Stopped, sh.File, sh.Failure)
+	}
 }
 
 // writeCases writes each case into dir as <name>.yaml. A directory that

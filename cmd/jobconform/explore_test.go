@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/scenarios/explore"
 )
 
 // explore writes its cases as scenario files that validate accepts, the
@@ -71,5 +72,46 @@ func TestTallyExplore(t *testing.T) {
 	}
 	if len(failing) != 1 || failing[0] != "reference b" {
 		t.Errorf("failing: %v", failing)
+	}
+}
+
+// A round keeps the smallest candidate the same controller fails alike;
+// one that fails otherwise, or fails another controller, is no step.
+func TestFirstAlike(t *testing.T) {
+	c := explore.Generate1(2, 0).Scenario
+	cands := explore.Shrink(c)
+	if len(cands) < 3 {
+		t.Fatalf("case with %d candidates", len(cands))
+	}
+	runs := []reports.Run{
+		{Scenario: cands[0].Name, Controller: "reference", Verdict: "FAIL", Failures: []string{"invariant other-one at 12:00:00.000 x"}},
+		{Scenario: cands[1].Name, Controller: "builtin", Verdict: "FAIL", Failures: []string{"differential status.failed: built-in 1, this controller 2"}},
+		{Scenario: cands[1].Name, Controller: "reference", Verdict: "PASS"},
+		{Scenario: cands[2].Name, Controller: "reference", Verdict: "FAIL", Failures: []string{"harness error: x", "differential status.failed: built-in 0, this controller 3"}},
+	}
+	if got := firstAlike(cands, runs, "reference", "differential status.failed"); got != cands[2] {
+		t.Errorf("want candidate 3, got %v", got)
+	}
+	if got := firstAlike(cands, runs, "reference", "invariant none"); got != nil {
+		t.Errorf("want none, got %s", got.Name)
+	}
+}
+
+// A shrunk case is written as a scenario file validate accepts, saying
+// where it came from and what it shows.
+func TestWriteShrunk(t *testing.T) {
+	dir := t.TempDir()
+	sh := shrunk{Case: "explore-2-0", Controller: "reference", Failure: "differential status.failed: built-in 1, this controller 2", Scenario: explore.Generate1(2, 0).Scenario, Rounds: 3, Cuts: 2, Stopped: "no smaller case fails alike"}
+	if err := writeShrunk(dir, 2, &sh); err != nil {
+		t.Fatal(err)
+	}
+	if err := validate([]string{sh.File}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(sh.File)
+	for _, want := range []string{"# jobconform explore --seed 2", "name: explore-2-0-shrunk", "shrunk by 2 cuts", "differential status.failed"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("missing %q in\n%s", want, data)
+		}
 	}
 }
