@@ -20,6 +20,7 @@ import (
 
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/release"
+	"github.com/jobconform/jobconform/scenarios/explore"
 )
 
 // module is this repository's module path: the developers' commands (test,
@@ -82,6 +83,9 @@ func test(ctx context.Context, args []string) error {
 		return err
 	}
 	p.chaosBesideDrills()
+	if err := p.addExploreSample(); err != nil {
+		return err
+	}
 	// The integration specs run at the previous minor too.
 	if err := ps.time("builds (cached: seconds)", func() error {
 		if err := buildReleases(ctx, p.o.Run.Versions, []string{release.Previous}, true); err != nil {
@@ -203,6 +207,44 @@ func (p *plan) chaosBesideDrills() {
 	}
 	// The beside stream runs in plan order, where the drills come first
 	// (orderStreams): the longest (TestChaosBesideDrills).
+}
+
+// exploreSeed and exploreCases are make test's short explore (issue #55):
+// that many generated cases of a fixed seed, so that every CI run judges
+// the same Jobs no one wrote down.
+const (
+	exploreSeed  = 1
+	exploreCases = 24
+)
+
+// addExploreSample adds, last in the stream beside the conformance suites
+// (after the chaos suite), the conformance suite on explore's cases alone
+// at the first release on kwok nodes, the built-in run twice as their
+// oracle (their noise learned, racy cases counted): reported in
+// artifacts/explore-<release>, the cases in its cases/. A run the user
+// narrowed with a filter goes without it.
+func (p *plan) addExploreSample() error {
+	if p.o.Run.Focus != "" || p.o.Run.LabelFilter != "" || len(p.o.Run.Versions) == 0 || p.o.Oracle.Off || p.o.Oracle.From != "" {
+		return nil
+	}
+	i := slices.IndexFunc(p.jobs, func(j job) bool {
+		return j.suite == "conformance" && j.o.Version == p.o.Run.Versions[0] && j.o.Nodes != options.NodesKubelet
+	})
+	if i < 0 {
+		return nil
+	}
+	ex := p.jobs[i]
+	ex.dir = filepath.Join(filepath.Dir(ex.dir), "explore-"+filepath.Base(ex.dir))
+	cases := filepath.Join(ex.dir, "cases")
+	if err := writeCases(cases, explore.Generate(exploreSeed, exploreCases)); err != nil {
+		return err
+	}
+	ex.o.ScenarioDirs, ex.o.BuiltinScenarios, ex.o.Oracle.Twice = []string{cases}, false, true
+	ex.o.Controllers = slices.DeleteFunc(slices.Clone(ex.o.Controllers), func(c string) bool { return c == "dispatcher" || c == "multikueue" })
+	ex.beside = true
+	p.jobs = append(p.jobs, ex)
+	p.specs["conformance"] += exploreCases * len(ex.o.Controllers)
+	return nil
 }
 
 // goTestPackages runs go test on every package of the module: first those

@@ -113,3 +113,44 @@ func TestChaosBesideDrills(t *testing.T) {
 		t.Errorf("front: %v, want %v", front, want)
 	}
 }
+
+// make test's short explore: the conformance suite on explore's fixed
+// cases alone, last beside (after the chaos suite), the built-in twice,
+// without the dispatcher; its cases written where its reports go.
+func TestExploreSample(t *testing.T) {
+	o := options.Defaults()
+	o.Run.Artifacts = t.TempDir()
+	o.Run.Versions = []string{"v1.37.1"}
+	o.Run.Suites = []string{"conformance", "chaos", "drill", "scale"}
+	o.Run.KubeletConformance = true
+	o.Controllers = []string{"builtin", "reference", "dispatcher"}
+	p := &plan{o: o, jobs: planJobs(o, map[string]int{"conformance": 1, "chaos": 1, "drill": 1, "scale": 1}), specs: map[string]int{}}
+	p.chaosBesideDrills()
+	if err := p.addExploreSample(); err != nil {
+		t.Fatal(err)
+	}
+	ex := p.jobs[len(p.jobs)-1]
+	cases := filepath.Join(o.Run.Artifacts, "explore-v1.37.1", "cases")
+	if ex.suite != "conformance" || !ex.beside || ex.o.BuiltinScenarios || !ex.o.Oracle.Twice || !slices.Equal(ex.o.ScenarioDirs, []string{cases}) || !slices.Equal(ex.o.Controllers, []string{"builtin", "reference"}) || ex.o.Nodes != "" {
+		t.Fatalf("explore job: %+v", ex)
+	}
+	files, _ := filepath.Glob(filepath.Join(cases, "*.yaml"))
+	if len(files) != exploreCases {
+		t.Errorf("%d cases written, want %d", len(files), exploreCases)
+	}
+	var beside []string
+	for _, j := range p.jobs {
+		if j.beside {
+			beside = append(beside, j.suite)
+		}
+	}
+	if want := []string{"drill", "chaos", "conformance"}; !slices.Equal(beside, want) {
+		t.Errorf("beside: %v, want %v", beside, want)
+	}
+	// Narrowed by the user: none.
+	p.o.Run.Focus = "x"
+	n := len(p.jobs)
+	if err := p.addExploreSample(); err != nil || len(p.jobs) != n {
+		t.Errorf("with --focus: %d jobs, want %d (%v)", len(p.jobs), n, err)
+	}
+}
