@@ -33,6 +33,9 @@ func (j job) String() string {
 	if g := options.FormatGates(j.o.FeatureGates); g != "" {
 		where += " with " + g
 	}
+	if j.o.Oracle.Twice && !j.o.BuiltinScenarios {
+		where += " on explore's cases" // make test's short explore (addExploreSample)
+	}
 	return fmt.Sprintf("%s suite at %s (%s)", j.suite, where, strings.Join(j.o.ControllerNames(), ", "))
 }
 
