@@ -56,7 +56,7 @@ func (in *Injector) preempt(ctx context.Context, sel Selection, rng *rand.Rand) 
 		if err != nil {
 			return "", err
 		}
-		if _, err := c.CoreV1().Pods(in.Namespace).Create(ctx, preemptor(&p, node), metav1.CreateOptions{}); err != nil {
+		if err := createPreemptor(ctx, c, in.Namespace, preemptor(&p, node)); err != nil {
 			return "", fmt.Errorf("create the preemptor for %s: %w", node.Name, err)
 		}
 	}
@@ -86,6 +86,29 @@ func (in *Injector) preempt(ctx context.Context, sel Selection, rng *rand.Rand) 
 		return effect, fmt.Errorf("kube-scheduler did not preempt within %s (%s): %w", in.waitTimeout(), why, err)
 	}
 	return effect, nil
+}
+
+// createPreemptor creates pod, again while the apiserver's Priority
+// admission has not yet seen the PriorityClass just made: it reads them
+// from an informer's cache, and on a loaded machine that lags the write
+// (seen in make run, 2026-11-29: "no PriorityClass with name
+// jobconform-preemptor was found" a few milliseconds after its creation).
+func createPreemptor(ctx context.Context, c kubernetes.Interface, ns string, pod *corev1.Pod) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, last = c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		switch {
+		case last == nil:
+			return true, nil
+		case apierrors.IsForbidden(last) && strings.Contains(last.Error(), "no PriorityClass with name"):
+			return false, nil
+		}
+		return false, last
+	})
+	if err != nil && last != nil {
+		return last
+	}
+	return err
 }
 
 // preemptor is a pod that fits on node only once victim's kind is gone:

@@ -1,11 +1,18 @@
 package chaos
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // The preemptor needs the victim's node alone, all of its CPU, a higher
@@ -35,5 +42,31 @@ func TestPreemptor(t *testing.T) {
 	}
 	if victim.Spec.NodeName != "node-1" || victim.Spec.Containers[0].Resources.Requests.Cpu().String() != "100m" {
 		t.Error("the victim was changed")
+	}
+}
+
+// The apiserver's Priority admission reads PriorityClasses from a cache: a
+// preemptor refused for a class it has not seen yet is created again; any
+// other refusal is returned as it is.
+func TestCreatePreemptorWaitsForThePriorityClass(t *testing.T) {
+	c := fake.NewClientset()
+	refusals := 2
+	c.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if refusals > 0 {
+			refusals--
+			return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "preemptor-", errors.New("no PriorityClass with name jobconform-preemptor was found"))
+		}
+		return false, nil, nil
+	})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	if err := createPreemptor(context.Background(), c, "ns", pod); err != nil || refusals != 0 {
+		t.Fatalf("err %v, refusals left %d", err, refusals)
+	}
+	c2 := fake.NewClientset()
+	c2.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "p", errors.New("exceeded quota"))
+	})
+	if err := createPreemptor(context.Background(), c2, "ns", pod); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "quota") {
+		t.Fatalf("another refusal: %v", err)
 	}
 }
