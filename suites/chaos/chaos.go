@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -37,6 +38,7 @@ import (
 	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/suites/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/harness"
@@ -57,7 +59,16 @@ func Register() { once.Do(register) }
 type shared struct {
 	Seed            uint64
 	ReferenceBinary string
+	// OracleDir is the store of the built-in's runs the processes share
+	// ("" with --no-oracle or --oracle-from, whose OracleFrom is read).
+	OracleDir, OracleFrom string
+	OracleOff             bool
 }
+
+// theOracle is the differential verdict (issue #56), as in the conformance
+// suite; the built-in runs each chaos scenario twice, each on a cluster of
+// its own, and what its runs differ in is that scenario's noise.
+var theOracle *harness.Oracle
 
 var suite shared
 
@@ -139,9 +150,22 @@ func clusterName(s string) string {
 }
 
 // run runs scenario s against controller c (ref: its process, for a
-// reference controller) on env's cluster; a run the cluster cannot judge (1.31
-// without JobManagedBy dropped spec.managedBy) skips the spec with the reason.
+// reference controller) on env's cluster and attaches the result; a run the
+// cluster cannot judge (1.31 without JobManagedBy dropped spec.managedBy)
+// skips the spec with the reason.
 func run(ctx context.Context, env *harness.Env, s *scenarios.Scenario, c runner.Controller, ref *controllers.Reference) *runner.Result {
+	GinkgoHelper()
+	r := runOnly(ctx, env, s, c, ref)
+	harness.Attach(r, s.Features)
+	if r.Skipped != "" {
+		Skip(r.Skipped)
+	}
+	return r
+}
+
+// runOnly is run without the result attached or the spec skipped (the
+// oracle's turn comes between).
+func runOnly(ctx context.Context, env *harness.Env, s *scenarios.Scenario, c runner.Controller, ref *controllers.Reference) *runner.Result {
 	GinkgoHelper()
 	ce, err := env.Chaos(c, ref)
 	if err != nil {
@@ -149,12 +173,51 @@ func run(ctx context.Context, env *harness.Env, s *scenarios.Scenario, c runner.
 	}
 	cm, err := env.ChaosMesh()
 	Expect(err).NotTo(HaveOccurred())
-	r := runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, ChaosMesh: cm, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes, Gates: env.Gates, RunID: harness.RunID()})
+	return runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, ChaosMesh: cm, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes, Gates: env.Gates, RunID: harness.RunID()})
+}
+
+// runBuiltIn runs s against the built-in on a cluster of its own: the
+// built-in's run again for its noise, or made for the oracle when the
+// built-in is not under test.
+func runBuiltIn(ctx context.Context, name string, s *scenarios.Scenario) *runner.Result {
+	GinkgoHelper()
+	env := newEnv(ctx, name, runner.BuiltIn)
+	return runOnly(ctx, env, s, runner.BuiltIn, nil)
+}
+
+// judgedSpec is a chaos spec of s and c: the run on a cluster of its own,
+// the built-in's kept as the oracle (run twice: its noise learned), any
+// other controller's compared with it (issue #56).
+func judgedSpec(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
+	skipInapplicable(s, c)
+	builtin := c.Name == runner.BuiltIn.Name
+	if builtin {
+		theOracle.Started(s)
+		// A spec that ends before its run is kept (skipped, failed) says
+		// so, so that no other controller's run waits for it.
+		defer theOracle.Abandon(s, "the built-in's chaos spec ended before its run was kept")
+	}
+	env := newEnv(ctx, c.Name+"-"+s.Name, c)
+	r := runOnly(ctx, env, s, judged(c, env), env.Reference)
+	if builtin {
+		runs := []*runner.Result{r}
+		for len(runs) < theOracle.RunsOfBuiltIn() && r.Skipped == "" && r.Err == nil {
+			again := runBuiltIn(ctx, "again-builtin-"+s.Name, s)
+			if len(again.Failures()) > 0 {
+				AddReportEntry("timeline of the run again", harness.TimelineText(again), ReportEntryVisibilityFailureOrVerbose)
+			}
+			Expect(again.Failures()).To(BeEmpty(), "%s on Kubernetes %s (seed %d), its run again (for the noise): %s", c.Name, env.Version, suite.Seed, s.Description)
+			runs = append(runs, again)
+		}
+		Expect(theOracle.Keep(s, runs...)).To(Succeed(), "keeping the built-in's run as the oracle")
+	} else {
+		theOracle.Judge(ctx, s, c, r)
+	}
 	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
 	}
-	return r
+	Expect(r.Failures()).To(BeEmpty(), "%s on Kubernetes %s (seed %d): %s", c.Name, env.Version, suite.Seed, s.Description)
 }
 
 func find(all []*scenarios.Scenario, name string) *scenarios.Scenario {
@@ -186,12 +249,30 @@ func register() {
 			sh.ReferenceBinary, err = controllers.BuildReference(ctx, dir)
 			Expect(err).NotTo(HaveOccurred())
 		}
+		sh.OracleOff, sh.OracleFrom, sh.OracleDir = st.Oracle.Off, st.Oracle.From, st.Oracle.Dir
+		if !sh.OracleOff && sh.OracleFrom == "" && sh.OracleDir == "" {
+			sh.OracleDir, err = os.MkdirTemp("", "jobconform-chaos-oracle-")
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(os.RemoveAll, sh.OracleDir)
+		}
 		fmt.Fprintf(os.Stdout, "jobconform chaos: seed %d (rerun with --chaos-seed %d)\n", sh.Seed, sh.Seed)
 		AddReportEntry("jobconform.seed", sh.Seed)
 		data, _ := json.Marshal(sh)
 		return data
 	}, func(_ context.Context, data []byte) {
 		Expect(json.Unmarshal(data, &suite)).To(Succeed())
+		// Twice only where another controller is compared with it.
+		cs, err := harness.ControllersUnderTest()
+		Expect(err).NotTo(HaveOccurred())
+		others := slices.ContainsFunc(cs, func(c runner.Controller) bool { return c.Name != runner.BuiltIn.Name })
+		var made atomic.Int32 // names the clusters of the built-in's runs made for the oracle apart
+		theOracle = &harness.Oracle{Off: suite.OracleOff, Twice: others, Store: oracle.Store{Dir: suite.OracleDir},
+			RunBuiltIn: func(ctx context.Context, s *scenarios.Scenario) *runner.Result {
+				return runBuiltIn(ctx, fmt.Sprintf("builtin-%d-%s", made.Add(1), s.Name), s)
+			}}
+		if suite.OracleFrom != "" {
+			theOracle.From = &oracle.Store{Dir: suite.OracleFrom}
+		}
 	}, NodeTimeout(10*time.Minute))
 
 	Describe("chaos", Label("chaos"), func() {
@@ -227,13 +308,15 @@ func register() {
 				// evict another spec's pods.
 				decorators = append(decorators, Serial)
 			}
+			timeout := 10 * time.Minute
+			if c.Name == runner.BuiltIn.Name {
+				decorators[1] = harness.OraclePriority(Description, p, cs)
+			} else {
+				timeout += 2 * 6 * time.Minute // waiting for the built-in's two runs
+			}
 			It(p.Text(), append(decorators, func(ctx SpecContext) {
-				skipInapplicable(s, c)
-				env := newEnv(ctx, c.Name+"-"+s.Name, c)
-				r := run(ctx, env, s, judged(c, env), env.Reference)
-				failures := r.Failures()
-				Expect(failures).To(BeEmpty(), "%s on Kubernetes %s (seed %d): %s", c.Name, env.Version, suite.Seed, s.Description)
-			}, SpecTimeout(10*time.Minute))...)
+				judgedSpec(ctx, s, c)
+			}, SpecTimeout(timeout))...)
 		}
 	})
 

@@ -72,6 +72,18 @@ func (o *Oracle) Keep(s *scenarios.Scenario, rs ...*runner.Result) error {
 	return o.Store.Put(s.Name, obs)
 }
 
+// Abandon says, when the built-in's run of s was marked started and
+// nothing was kept, that nothing will be: a run waiting for it stops
+// waiting, not judged, with why.
+func (o *Oracle) Abandon(s *scenarios.Scenario, why string) {
+	if o == nil || o.Off || o.From != nil {
+		return
+	}
+	if _, ok, err := o.Store.Get(s.Name); err == nil && !ok {
+		_ = o.Store.Put(s.Name, &oracle.Observation{Controller: runner.BuiltIn.Name, Skipped: why})
+	}
+}
+
 // Judge compares r, controller c's run of s, with the built-in's run of s:
 // the differences go into r.Differences (those the scenario does not allow
 // fail the run), or r.OracleNote says why nothing was compared.
