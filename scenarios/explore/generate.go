@@ -329,9 +329,11 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 	}
 	g.note("spec.activeDeadlineSeconds", optional(j.ActiveDeadlineSeconds))
 	act := "none"
-	if !deadline && wave > 0 && g.chance(0.3) {
-		// Once every pod of the first wave runs: they run long enough
-		// (10 s) that none ends before the act.
+	if !deadline && wave > 0 && len(s.Pods.Gates) == 0 && g.chance(0.3) {
+		// Once every pod of the first wave runs and is ready (an act needs
+		// a running pod; active counts pending ones too, and a gate no
+		// step sets keeps ready at 0): they run long enough (10 s) that
+		// none ends before the act.
 		act = pick(g, scenarios.ActDeletePod, scenarios.ActEvictPod)
 		s.Pods.Run = actRun
 		for ix, b := range s.Pods.ByIndex {
@@ -339,7 +341,7 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 			s.Pods.ByIndex[ix] = b
 		}
 		steps = append(steps,
-			scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To(wave)}},
+			scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}},
 			scenarios.Step{Act: &scenarios.Action{Kind: act}})
 	}
 	g.note("pod status.conditions (Ready, DisruptionTarget)", fmt.Sprintf("readyAfter=%v gates=%d act=%s", s.Pods.ReadyAfter.Duration, len(s.Pods.Gates), act))

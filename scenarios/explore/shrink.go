@@ -223,8 +223,8 @@ func shorter(s *scenarios.Scenario) bool {
 	return changed
 }
 
-// fitWaves keeps an await of the first wave's active pods (the only
-// count a generated case awaits) at what the cut Job's first wave is.
+// fitWaves keeps an await of the first wave's active and ready pods (the
+// only counts a generated case awaits) at what the cut Job's first wave is.
 func fitWaves(s *scenarios.Scenario) {
 	wave := int32(1)
 	if s.Job.Parallelism != nil {
@@ -236,6 +236,9 @@ func fitWaves(s *scenarios.Scenario) {
 	for i := range s.Steps {
 		if a := s.Steps[i].Await; a != nil && a.Active != nil {
 			a.Active = ptr.To(wave)
+			if a.Ready != nil {
+				a.Ready = ptr.To(wave)
+			}
 		}
 	}
 }

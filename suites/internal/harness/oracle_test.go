@@ -102,3 +102,50 @@ func TestOracleNotes(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// Twice: the built-in runs twice per scenario, its noise excused, a racy
+// pair never judged; a built-in spec that ended before keeping its run
+// says so at once (Abandon), and a kept run is not overwritten by it.
+func TestOracleTwice(t *testing.T) {
+	ctx := context.Background()
+	s := &scenarios.Scenario{Name: "s"}
+	failed := []string{"0", "1"}
+	o := &Oracle{Twice: true, Store: oracle.Store{Dir: t.TempDir()}, RunBuiltIn: func(context.Context, *scenarios.Scenario) *runner.Result {
+		f := failed[0]
+		failed = failed[1:]
+		return &runner.Result{Controller: "builtin", Observation: observed(f)}
+	}}
+	if o.RunsOfBuiltIn() != 2 {
+		t.Fatalf("runs of the built-in: %d", o.RunsOfBuiltIn())
+	}
+	r := &runner.Result{Observation: observed("2")}
+	o.Judge(ctx, s, runner.Reference, r)
+	if len(failed) != 0 || !r.Compared || len(r.Differences) != 1 || !strings.HasPrefix(r.Differences[0].Allowed, "noise: ") || len(r.Failures()) != 0 {
+		t.Fatalf("left %v; compared %v, differences %v, failures %v", failed, r.Compared, r.Differences, r.Failures())
+	}
+
+	racy := &scenarios.Scenario{Name: "racy"}
+	a, b := observed("0"), observed("0")
+	a.Conditions, b.Conditions = []string{"Complete=True/"}, []string{"Failed=True/BackoffLimitExceeded"}
+	if err := o.Keep(racy, &runner.Result{Observation: a}, &runner.Result{Observation: b}); err != nil {
+		t.Fatal(err)
+	}
+	r = &runner.Result{Observation: observed("0")}
+	o.Judge(ctx, racy, runner.Reference, r)
+	if r.Compared || !strings.Contains(r.OracleNote, "racy: ") {
+		t.Fatalf("racy: compared %v, note %q", r.Compared, r.OracleNote)
+	}
+
+	gone := &scenarios.Scenario{Name: "gone"}
+	o.Started(gone)
+	o.Abandon(gone, "ended early")
+	r = &runner.Result{Observation: observed("0")}
+	o.Judge(ctx, gone, runner.Reference, r)
+	if r.Compared || !strings.Contains(r.OracleNote, "ended early") {
+		t.Fatalf("abandoned: compared %v, note %q", r.Compared, r.OracleNote)
+	}
+	o.Abandon(racy, "ended early")
+	if obs, _, _ := o.Store.Get("racy"); obs.Skipped != "" || obs.Racy == "" {
+		t.Fatalf("Abandon overwrote a kept run: %+v", obs)
+	}
+}
