@@ -93,22 +93,32 @@ func exploreCmd(ctx context.Context, args []string) error {
 	took := time.Since(start)
 	var shrinks []shrunk
 	if *shrinkBudget > 0 {
-		deadline := time.Now().Add(*shrinkBudget)
-		for _, f := range failingRuns(res.runs) {
-			i := slices.IndexFunc(generated, func(c explore.Case) bool { return c.Scenario.Name == f.Scenario })
-			if i < 0 || len(f.Failures) == 0 {
-				continue
-			}
-			sh := shrinkCase(ctx, p.o, filepath.Join(p.o.Run.Artifacts, "shrink"), generated[i].Scenario, f.Controller, f.Failures[0], deadline)
-			if err := writeShrunk(filepath.Join(p.o.Run.Artifacts, "shrunk"), *seed, &sh); err != nil {
-				return err
-			}
-			shrinks = append(shrinks, sh)
+		if shrinks, err = shrinkFailing(ctx, p, *seed, generated, res.runs, *shrinkBudget); err != nil {
+			return err
 		}
 	}
 	printExplore(os.Stdout, *seed, len(generated), res.runs, took)
 	printShrunk(os.Stdout, shrinks)
 	return verdict
+}
+
+// shrinkFailing shrinks every failing case of runs within budget, all
+// together, and writes each under <artifacts>/shrunk.
+func shrinkFailing(ctx context.Context, p *plan, seed uint64, generated []explore.Case, runs []reports.Run, budget time.Duration) ([]shrunk, error) {
+	var out []shrunk
+	deadline := time.Now().Add(budget)
+	for _, f := range failingRuns(runs) {
+		i := slices.IndexFunc(generated, func(c explore.Case) bool { return c.Scenario.Name == f.Scenario })
+		if i < 0 || len(f.Failures) == 0 {
+			continue
+		}
+		sh := shrinkCase(ctx, p.o, filepath.Join(p.o.Run.Artifacts, "shrink"), generated[i].Scenario, f.Controller, f.Failures[0], deadline)
+		if err := writeShrunk(filepath.Join(p.o.Run.Artifacts, "shrunk"), seed, &sh); err != nil {
+			return out, err
+		}
+		out = append(out, sh)
+	}
+	return out, nil
 }
 
 // failingRuns are the runs that failed, the controller under test's before

@@ -36,6 +36,7 @@ import (
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/mutants"
+	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/release"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/oracle"
@@ -224,6 +225,36 @@ func judgedSpec(ctx context.Context, s *scenarios.Scenario, c runner.Controller)
 	}
 }
 
+// oracleStore is where the built-in's chaos runs are kept: the run's
+// directory for them, or one of the suite's own ("" when none is kept).
+func oracleStore(o options.Oracle) string {
+	GinkgoHelper()
+	if o.Off || o.From != "" || o.Dir != "" {
+		return o.Dir
+	}
+	dir, err := os.MkdirTemp("", "jobconform-chaos-oracle-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir) // after every process is done (SynchronizedAfterSuite)
+	return dir
+}
+
+// setUpOracle makes this process's theOracle from the shared settings: the
+// built-in twice only where another controller is compared with it.
+func setUpOracle() {
+	GinkgoHelper()
+	cs, err := harness.ControllersUnderTest()
+	Expect(err).NotTo(HaveOccurred())
+	others := slices.ContainsFunc(cs, func(c runner.Controller) bool { return c.Name != runner.BuiltIn.Name })
+	var made atomic.Int32 // names the clusters of the built-in's runs made for the oracle apart
+	theOracle = &harness.Oracle{Off: suite.OracleOff, Twice: others, Store: oracle.Store{Dir: suite.OracleDir},
+		RunBuiltIn: func(ctx context.Context, s *scenarios.Scenario) *runner.Result {
+			return runBuiltIn(ctx, fmt.Sprintf("builtin-%d-%s", made.Add(1), s.Name), s)
+		}}
+	if suite.OracleFrom != "" {
+		theOracle.From = &oracle.Store{Dir: suite.OracleFrom}
+	}
+}
+
 func find(all []*scenarios.Scenario, name string) *scenarios.Scenario {
 	for _, s := range all {
 		if s.Name == name {
@@ -253,30 +284,14 @@ func register() {
 			sh.ReferenceBinary, err = controllers.BuildReference(ctx, dir)
 			Expect(err).NotTo(HaveOccurred())
 		}
-		sh.OracleOff, sh.OracleFrom, sh.OracleDir = st.Oracle.Off, st.Oracle.From, st.Oracle.Dir
-		if !sh.OracleOff && sh.OracleFrom == "" && sh.OracleDir == "" {
-			sh.OracleDir, err = os.MkdirTemp("", "jobconform-chaos-oracle-")
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(os.RemoveAll, sh.OracleDir)
-		}
+		sh.OracleOff, sh.OracleFrom, sh.OracleDir = st.Oracle.Off, st.Oracle.From, oracleStore(st.Oracle)
 		fmt.Fprintf(os.Stdout, "jobconform chaos: seed %d (rerun with --chaos-seed %d)\n", sh.Seed, sh.Seed)
 		AddReportEntry("jobconform.seed", sh.Seed)
 		data, _ := json.Marshal(sh)
 		return data
 	}, func(_ context.Context, data []byte) {
 		Expect(json.Unmarshal(data, &suite)).To(Succeed())
-		// Twice only where another controller is compared with it.
-		cs, err := harness.ControllersUnderTest()
-		Expect(err).NotTo(HaveOccurred())
-		others := slices.ContainsFunc(cs, func(c runner.Controller) bool { return c.Name != runner.BuiltIn.Name })
-		var made atomic.Int32 // names the clusters of the built-in's runs made for the oracle apart
-		theOracle = &harness.Oracle{Off: suite.OracleOff, Twice: others, Store: oracle.Store{Dir: suite.OracleDir},
-			RunBuiltIn: func(ctx context.Context, s *scenarios.Scenario) *runner.Result {
-				return runBuiltIn(ctx, fmt.Sprintf("builtin-%d-%s", made.Add(1), s.Name), s)
-			}}
-		if suite.OracleFrom != "" {
-			theOracle.From = &oracle.Store{Dir: suite.OracleFrom}
-		}
+		setUpOracle()
 	}, NodeTimeout(10*time.Minute))
 
 	Describe("chaos", Label("chaos"), func() {
