@@ -89,6 +89,12 @@ type Oracle struct {
 	// two correct controllers in this scenario (timing the scenario cannot
 	// fix). A reason is required: an allowance is a claim, read by a reviewer.
 	Differ map[string]string `json:"differ,omitempty"`
+	// MayLose maps an event field ("events.Normal/Suspended") to why a
+	// correct controller may never have sent it in this scenario: events
+	// are best-effort, and a controller killed right after a write loses
+	// those it had not yet sent. Differ allows an event's count to differ,
+	// never whether it was recorded at all; MayLose allows that too.
+	MayLose map[string]string `json:"mayLose,omitempty"`
 }
 
 // Duration is a time.Duration written as "5s" or "1m30s" in YAML (one type
@@ -435,6 +441,14 @@ func (s *Scenario) Validate() error {
 	for field, why := range s.Oracle.Differ {
 		if strings.TrimSpace(why) == "" {
 			return fmt.Errorf("%s: oracle.differ[%q]: say why two correct controllers may differ there", s.Name, field)
+		}
+	}
+	for field, why := range s.Oracle.MayLose {
+		switch {
+		case !strings.HasPrefix(field, "events."):
+			return fmt.Errorf("%s: oracle.mayLose[%q]: only events may be lost (events.Type/Reason); other fields go in oracle.differ", s.Name, field)
+		case strings.TrimSpace(why) == "":
+			return fmt.Errorf("%s: oracle.mayLose[%q]: say why a correct controller may never have sent it", s.Name, field)
 		}
 	}
 	for _, f := range s.Features {

@@ -330,6 +330,12 @@ func (d Difference) String() string {
 // An allowed event may differ in its count (how often a retry was refused
 // depends on timing), never in whether it was recorded at all.
 func Compare(builtin, other *Observation, allowed map[string]string) []Difference {
+	return CompareWith(builtin, other, allowed, nil)
+}
+
+// CompareWith is Compare where the events of mayLose (field → the
+// scenario's reason) may also be missing from either run altogether.
+func CompareWith(builtin, other *Observation, allowed, mayLose map[string]string) []Difference {
 	var out []Difference
 	add := func(field, a, b string) {
 		if a == b {
@@ -343,6 +349,9 @@ func Compare(builtin, other *Observation, allowed map[string]string) []Differenc
 		}
 		if strings.HasPrefix(field, "events.") && (a == "0" || b == "0") {
 			d.Allowed = ""
+		}
+		if why, ok := mayLose[field]; ok {
+			d.Allowed = "may be lost: " + why
 		}
 		if n, ok := builtin.Noise[field]; ok {
 			d.Allowed = "noise: the built-in's own runs differ here (" + n + ")"

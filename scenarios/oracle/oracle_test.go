@@ -272,3 +272,19 @@ func TestLearnNoise(t *testing.T) {
 		t.Errorf("one run broke a promise: want racy, got %q", r)
 	}
 }
+
+// An event a scenario says may be lost may be missing from either run; an
+// allowance of its count alone (differ) does not excuse that.
+func TestMayLose(t *testing.T) {
+	builtin := Observe(run("11111111", "f", nil), "job", "f")
+	other := Observe(run("22222222", "f", nil), "job", "f")
+	other.Events = map[string]int{}
+	differ := map[string]string{"events.Normal/SuccessfulCreate": "counts vary"}
+	if f := Failing(Compare(builtin, other, differ)); len(f) != 1 {
+		t.Fatalf("a missing event excused by a count allowance: %v", f)
+	}
+	ds := CompareWith(builtin, other, nil, map[string]string{"events.Normal/SuccessfulCreate": "killed right after"})
+	if len(ds) != 1 || len(Failing(ds)) != 0 || !strings.HasPrefix(ds[0].Allowed, "may be lost: ") {
+		t.Fatalf("want the missing event allowed as lost, got %v", ds)
+	}
+}
