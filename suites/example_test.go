@@ -91,6 +91,8 @@ var _ = Describe("my Job controller", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(v.Skipped).To(BeEmpty())
 			Expect(v.Failures).To(BeEmpty(), "%s:\n%s", name, strings.Join(v.Failures, "\n"))
+			// Compared with the cluster's built-in, run there first.
+			Expect(v.Compared).To(BeTrue(), "differential verdict: %s", v.OracleNote)
 			// The verdict stands on a recording of the run: the Job under
 			// the team's managedBy name, and its pods.
 			jobs := 0

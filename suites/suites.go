@@ -11,9 +11,13 @@
 // (scenarios.Parse) against it and returns the Verdict: every broken step
 // and invariant, a line each, and the recording of the Job and its pods.
 //
-// A verdict here is a run's own: the differential verdict against the
-// built-in controller, the chaos scenarios and the HTML report are
-// jobconform run's.
+// A controller other than the built-in is also held to the differential
+// verdict: Judge runs the scenario against the cluster's built-in Job
+// controller first, on the same cluster, and compares what a user can
+// observe (scenarios/oracle); WithOracleFrom reads the built-in's runs an
+// earlier jobconform run kept instead, WithoutOracle skips it (the
+// verdict says it was not compared). The chaos scenarios and the HTML
+// report are jobconform run's.
 //
 // The example test in this directory (example_test.go) is a controller
 // team's test: e2e-framework creates the cluster and starts the controller,
@@ -23,9 +27,11 @@ package suites
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/e2e-framework/support"
 
@@ -34,6 +40,7 @@ import (
 	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/harness"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -105,18 +112,53 @@ type Verdict struct {
 	Recording Timeline
 	// Start and End bound the run.
 	Start, End time.Time
+	// Compared tells whether the run was compared with the built-in's (the
+	// differential verdict); Differences are that comparison's, a line
+	// each (those not allowed are among Failures too), and OracleNote
+	// says why it was not compared.
+	Compared    bool
+	Differences []string
+	OracleNote  string
 }
+
+// JudgeOption changes how Judge judges.
+type JudgeOption func(*judging)
+
+type judging struct {
+	oracleOff  bool
+	oracleFrom string
+}
+
+// WithOracleFrom takes the built-in's runs from dir, the oracle directory
+// an earlier jobconform run kept (<artifacts>/<release>/oracle), instead
+// of running the built-in: a run of another release or other nodes, or of
+// no such scenario, is not compared, and the verdict says why.
+func WithOracleFrom(dir string) JudgeOption { return func(j *judging) { j.oracleFrom = dir } }
+
+// WithoutOracle skips the differential verdict (Verdict.OracleNote says so).
+func WithoutOracle() JudgeOption { return func(j *judging) { j.oracleOff = true } }
 
 // Passed tells whether the scenario ran and nothing broke.
 func (v Verdict) Passed() bool { return v.Skipped == "" && len(v.Failures) == 0 }
 
 // Judge runs scenario s against controller c on the cluster kubeconfig
 // reaches, in a namespace of its own that it deletes afterwards, and
-// judges the run. c must be running (StartCommand, StartReference, or the
+// judges the run, a controller other than the built-in also against the
+// built-in's run of s (the package's doc says how). c must be running (StartCommand, StartReference, or the
 // cluster's own). The pods run busybox: the cluster's nodes must be kwok's
 // or able to pull it. An error is the harness's (the cluster unreachable,
 // an API error), not a verdict.
-func Judge(ctx context.Context, kubeconfig string, s *Scenario, c Controller) (Verdict, error) {
+func Judge(ctx context.Context, kubeconfig string, s *Scenario, c Controller, opts ...JudgeOption) (Verdict, error) {
+	var j judging
+	for _, o := range opts {
+		o(&j)
+	}
+	if j.oracleFrom != "" {
+		// Before anything: a wrong directory wastes no run.
+		if fi, err := os.Stat(j.oracleFrom); err != nil || !fi.IsDir() {
+			return Verdict{}, fmt.Errorf("WithOracleFrom(%q): give the oracle directory of an earlier jobconform run (<artifacts>/<release>/oracle)", j.oracleFrom)
+		}
+	}
 	client, version, err := kube.Client(kubeconfig, "")
 	if err != nil {
 		return Verdict{}, err
@@ -129,12 +171,52 @@ func Judge(ctx context.Context, kubeconfig string, s *Scenario, c Controller) (V
 	if v.Skipped, err = runner.Inapplicable(s, rc, version); err != nil || v.Skipped != "" {
 		return v, err
 	}
+	var o judgeOracle
+	if rc.Name != runner.BuiltIn.Name {
+		if o, err = j.oracle(client, version); err != nil {
+			return v, err
+		}
+		defer o.cleanup()
+	}
 	r := runner.Run(ctx, client, version, s, rc)
 	if r.Err != nil {
 		return v, fmt.Errorf("scenario %s: %w", s.Name, r.Err)
 	}
+	if rc.Name != runner.BuiltIn.Name {
+		o.Judge(ctx, s, rc, r)
+		v.Compared, v.OracleNote = r.Compared, r.OracleNote
+		for _, d := range r.Differences {
+			v.Differences = append(v.Differences, d.String())
+		}
+	}
 	v.Failures, v.Recording, v.Start, v.End = r.Failures(), r.Timeline, r.Start, r.End
 	return v, nil
+}
+
+// judgeOracle is Judge's differential verdict, and what it leaves to remove.
+type judgeOracle struct {
+	*harness.Oracle
+	cleanup func()
+}
+
+// oracle is the differential verdict of one Judge: the built-in's run made
+// on the same cluster, kept in a directory of its own, or read from an
+// earlier run's.
+func (j judging) oracle(client kubernetes.Interface, version string) (judgeOracle, error) {
+	o := &harness.Oracle{Off: j.oracleOff}
+	if j.oracleFrom != "" {
+		o.From = &oracle.Store{Dir: j.oracleFrom}
+		return judgeOracle{o, func() {}}, nil
+	}
+	dir, err := os.MkdirTemp("", "jobconform-judge-oracle-")
+	if err != nil {
+		return judgeOracle{}, err
+	}
+	o.Store = oracle.Store{Dir: dir}
+	o.RunBuiltIn = func(ctx context.Context, s *scenarios.Scenario) *runner.Result {
+		return runner.Run(ctx, client, version, s, runner.BuiltIn)
+	}
+	return judgeOracle{o, func() { _ = os.RemoveAll(dir) }}, nil
 }
 
 // NewClusterProvider is a local cluster as an e2e-framework cluster

@@ -45,3 +45,15 @@ func TestConformanceCatalogue(t *testing.T) {
 		t.Errorf("%d scenarios; Find does not find prp-failed-sigterm, or finds what is not there", len(all))
 	}
 }
+
+// A wrong WithOracleFrom is refused before anything runs, naming what to give.
+func TestJudgeOracleFromRefused(t *testing.T) {
+	all, err := suites.Conformance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = suites.Judge(context.Background(), "/no/kubeconfig", all[0], suites.Reference, suites.WithOracleFrom(filepath.Join(t.TempDir(), "none")))
+	if err == nil || !strings.Contains(err.Error(), "WithOracleFrom") || !strings.Contains(err.Error(), "oracle directory") {
+		t.Errorf("err = %v", err)
+	}
+}
