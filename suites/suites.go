@@ -144,9 +144,9 @@ func (v Verdict) Passed() bool { return v.Skipped == "" && len(v.Failures) == 0 
 // Judge runs scenario s against controller c on the cluster kubeconfig
 // reaches, in a namespace of its own that it deletes afterwards, and
 // judges the run, a controller other than the built-in also against the
-// built-in's run of s (the package's doc says how). c must be running (StartCommand, StartReference, or the
-// cluster's own). The pods run busybox: the cluster's nodes must be kwok's
-// or able to pull it. An error is the harness's (the cluster unreachable,
+// built-in's run of s (the package's doc says how). c must be running
+// (StartCommand, StartReference, or the cluster's own). The pods run
+// busybox: the cluster's nodes must be kwok's or able to pull it. An error is the harness's (the cluster unreachable,
 // an API error), not a verdict.
 func Judge(ctx context.Context, kubeconfig string, s *Scenario, c Controller, opts ...JudgeOption) (Verdict, error) {
 	var j judging
