@@ -343,7 +343,10 @@ func CompareWith(builtin, other *Observation, allowed, mayLose map[string]string
 		}
 		d := Difference{Field: field, BuiltIn: a, Other: b}
 		for f, why := range allowed {
-			if f == field || (strings.HasSuffix(f, ".") && strings.HasPrefix(field, f)) {
+			// A field, a prefix ending in ".", or a family of fields
+			// ("pods.shape" for "pods.shape spec.x", "pods.index" for
+			// "pods.index 1").
+			if f == field || (strings.HasSuffix(f, ".") && strings.HasPrefix(field, f)) || strings.HasPrefix(field, f+" ") {
 				d.Allowed = why
 			}
 		}

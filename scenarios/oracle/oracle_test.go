@@ -288,3 +288,17 @@ func TestMayLose(t *testing.T) {
 		t.Fatalf("want the missing event allowed as lost, got %v", ds)
 	}
 }
+
+// An allowance names a field, a prefix ending in ".", or a family of
+// fields ("pods.shape" covers "pods.shape (a pod)"); nothing else.
+func TestAllowanceFamilies(t *testing.T) {
+	builtin := Observe(run("11111111", "f", nil), "job", "f")
+	other := Observe(run("22222222", "f", func(_ *batchv1.Job, ps []*corev1.Pod) { ps[1].Spec.Containers[0].Image = "other" }), "job", "f")
+	ds := Compare(builtin, other, map[string]string{"pods.shape": "scheduling"})
+	if len(ds) == 0 || len(Failing(ds)) != 0 {
+		t.Fatalf("pods.shape family: %v", ds)
+	}
+	if f := Failing(Compare(builtin, other, map[string]string{"pods.sh": "a prefix without a dot"})); len(f) == 0 {
+		t.Fatal("a bare prefix allowed a difference")
+	}
+}
