@@ -53,12 +53,12 @@ func exploreCmd(ctx context.Context, args []string) error {
 	var clash []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "suites", "scenarios", "builtin-scenarios", "no-oracle", "oracle-from", "oracle-twice", "shard":
+		case "suites", "scenarios", "builtin-scenarios", "no-oracle", "oracle-twice", "shard":
 			clash = append(clash, "--"+f.Name)
 		}
 	})
 	if len(clash) > 0 {
-		return usageError{fmt.Errorf("explore sets %s itself (its cases run as the conformance suite's only scenarios, the built-in twice as their oracle): leave them out", strings.Join(clash, ", "))}
+		return usageError{fmt.Errorf("explore sets %s itself (its cases run as the conformance suite's only scenarios, the built-in twice as their oracle, or read with --oracle-from): leave them out", strings.Join(clash, ", "))}
 	}
 	if *out == "" {
 		*out = filepath.Join(orDefault(o.Run.Artifacts, options.Artifacts()), "explore", fmt.Sprintf("seed-%d", *seed))
@@ -72,7 +72,10 @@ func exploreCmd(ctx context.Context, args []string) error {
 		fmt.Printf("wrote %d cases of seed %d into %s; judge them with:\n  jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios %s\n", *cases, *seed, *out, *out)
 		return nil
 	}
-	o.Run.Suites, o.ScenarioDirs, o.BuiltinScenarios, o.Oracle.Twice = []string{"conformance"}, []string{*out}, false, true
+	// The built-in twice, unless its runs of these cases are read from an
+	// earlier explore of the same seed (--oracle-from: kept with their
+	// noise), as when explore judges many broken controllers in turn.
+	o.Run.Suites, o.ScenarioDirs, o.BuiltinScenarios, o.Oracle.Twice = []string{"conformance"}, []string{*out}, false, o.Oracle.From == ""
 	if o.Run.Artifacts == "" {
 		o.Run.Artifacts = filepath.Join(options.Artifacts(), "explore")
 	}
