@@ -158,6 +158,7 @@ func (o *Oracle) builtin(ctx context.Context, s *scenarios.Scenario) (*oracle.Ob
 			for range o.RunsOfBuiltIn() {
 				br := o.RunBuiltIn(ctx, s)
 				if br.Err != nil {
+					o.Abandon(s, "the built-in's run ended in a harness error: "+br.Err.Error())
 					return nil, "", fmt.Errorf("the built-in's run: %w", br.Err)
 				}
 				brs = append(brs, br)
