@@ -15,6 +15,8 @@ package oracle
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -41,6 +43,12 @@ type Observation struct {
 	Controller string `json:"controller"`
 	Version    string `json:"version"`
 	Nodes      string `json:"nodes,omitempty"`
+	// Gates are the feature gates the cluster was given, Scenario the
+	// fingerprint of the scenario run (Fingerprint): a kept run
+	// (--oracle-from) serves only a run of the same scenario, word for
+	// word, on a cluster of the same gates.
+	Gates    string `json:"gates,omitempty"`
+	Scenario string `json:"scenario,omitempty"`
 	// Final is the Job's status as it was last seen before anyone asked
 	// for its deletion, field by field: once it is being deleted it owes
 	// no status (the last write before it is gone depends on timing), and
@@ -96,6 +104,14 @@ func Learn(first, second *Observation) *Observation {
 	}
 	out.Failed = append(slices.Clone(first.Failed), second.Failed...)
 	return &out
+}
+
+// Fingerprint names a scenario's content: what it was loaded as, the file
+// it came from aside. Two versions of a scenario of the same name differ.
+func Fingerprint(s any) string {
+	data, _ := json.Marshal(s)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:6])
 }
 
 // Dispatched narrows o to what the user of a dispatcher sees of a Job run

@@ -113,6 +113,12 @@ func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Cont
 		// A kept run (--oracle-from) of another release or other nodes.
 		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run is of Kubernetes %s on %s nodes, this one of %s on %s nodes",
 			builtin.Version, cmp.Or(builtin.Nodes, "kwok"), r.Observation.Version, cmp.Or(r.Observation.Nodes, "kwok"))
+	case builtin.Gates != r.Observation.Gates:
+		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run is of a cluster with feature gates %q, this one %q", builtin.Gates, r.Observation.Gates)
+	case builtin.Scenario != r.Observation.Scenario:
+		// A kept run of another version of the scenario (or one kept by a
+		// jobconform that wrote no fingerprint).
+		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run is of another version of this scenario (fingerprint %s, this one %s): run the built-in again, not --oracle-from", cmp.Or(builtin.Scenario, "none"), r.Observation.Scenario)
 	case builtin.Racy != "":
 		// explore.md: a case whose outcome hinges on a race is never judged.
 		r.OracleNote = "not compared with the built-in: racy: " + builtin.Racy

@@ -149,3 +149,34 @@ func TestOracleTwice(t *testing.T) {
 		t.Fatalf("Abandon overwrote a kept run: %+v", obs)
 	}
 }
+
+// A kept run serves only a run of the same scenario, word for word, on a
+// cluster of the same feature gates: a mismatch is said, never compared.
+func TestOracleKeptRunKeyed(t *testing.T) {
+	s := &scenarios.Scenario{Name: "s"}
+	store := oracle.Store{Dir: t.TempDir()}
+	kept := observed("0")
+	kept.Scenario, kept.Gates = oracle.Fingerprint(s), "JobManagedBy=true"
+	if err := store.Put("s", kept); err != nil {
+		t.Fatal(err)
+	}
+	o := &Oracle{From: &store}
+	for _, tc := range []struct {
+		scenario, gates, note string
+	}{
+		{oracle.Fingerprint(s), "JobManagedBy=true", ""},
+		{oracle.Fingerprint(&scenarios.Scenario{Name: "s", Description: "edited"}), "JobManagedBy=true", "another version of this scenario"},
+		{oracle.Fingerprint(s), "", "feature gates"},
+	} {
+		obs := observed("0")
+		obs.Scenario, obs.Gates = tc.scenario, tc.gates
+		r := &runner.Result{Observation: obs}
+		o.Judge(context.Background(), s, runner.Reference, r)
+		switch {
+		case tc.note == "" && (!r.Compared || r.OracleNote != ""):
+			t.Errorf("same scenario and gates: compared %v, note %q", r.Compared, r.OracleNote)
+		case tc.note != "" && (r.Compared || !strings.Contains(r.OracleNote, tc.note)):
+			t.Errorf("want not compared for %q, got compared %v, note %q", tc.note, r.Compared, r.OracleNote)
+		}
+	}
+}

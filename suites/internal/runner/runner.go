@@ -382,7 +382,8 @@ func judge(ctx context.Context, r *Result, j judged) {
 	entries := rec.Entries()
 	r.Invariants = invariants.CheckAll(ictx, entries)
 	r.Observation = oracle.Observe(entries, JobName, c.Finalizer)
-	r.Observation.Controller, r.Observation.Version, r.Observation.Nodes = c.Name, j.version, o.Nodes
+	r.Observation.Controller, r.Observation.Version, r.Observation.Nodes, r.Observation.Gates = c.Name, j.version, o.Nodes, o.Gates
+	r.Observation.Scenario = oracle.Fingerprint(s)
 	if ictx.Metrics != nil {
 		r.Observation.Counters = ictx.Metrics.Rises()
 	}
