@@ -68,6 +68,11 @@ type Observation struct {
 	// rose over the run, where the run read them (the serial scenarios
 	// that judge metrics; nil elsewhere: other Jobs' counts mix in).
 	Counters map[string]float64 `json:"counters"` // no omitempty: {} (read, none rose) is not null (not read)
+	// Job is the Job's metadata and spec as last seen before its deletion
+	// was asked for, normalised (JobShape): a Job controller writes its
+	// status, not these, and one that labels, annotates, finalizes or
+	// edits the Job differs here.
+	Job string `json:"job,omitempty"`
 	// Failed lists the run's broken promises: an oracle that broke one is
 	// no oracle for that run. Skipped says why it did not run at all.
 	Failed  []string `json:"failed,omitempty"`
@@ -203,6 +208,7 @@ func Observe(t timeline.Timeline, job, finalizer string) *Observation {
 	o.Events = sumEvents(o.Events)
 	if last != nil {
 		o.Final = final(last.Status)
+		o.Job = JobShape(last, jobUIDs)
 	}
 	if deleted {
 		o.Final["deleted"] = "yes"
@@ -322,6 +328,41 @@ func Shape(p *corev1.Pod, jobUIDs map[string]bool, finalizer string) string {
 	return string(data)
 }
 
+// JobShape is job's metadata (labels, annotations, finalizers, owners) and
+// spec, normalised: the Job's UID a placeholder, spec.managedBy gone (the
+// harness gives each controller under test its own value).
+func JobShape(job *batchv1.Job, jobUIDs map[string]bool) string {
+	uid := func(m map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			if jobUIDs[v] {
+				v = jobUID
+			}
+			out[k] = v
+		}
+		return out
+	}
+	spec := job.Spec.DeepCopy()
+	spec.ManagedBy = nil
+	if spec.Selector != nil {
+		spec.Selector.MatchLabels = uid(spec.Selector.MatchLabels)
+	}
+	spec.Template.Labels = uid(spec.Template.Labels)
+	var owners []metav1.OwnerReference
+	for _, r := range job.OwnerReferences {
+		r.UID = ""
+		owners = append(owners, r)
+	}
+	data, _ := json.Marshal(struct {
+		Labels      map[string]string       `json:"labels,omitempty"`
+		Annotations map[string]string       `json:"annotations,omitempty"`
+		Finalizers  []string                `json:"finalizers,omitempty"`
+		Owners      []metav1.OwnerReference `json:"ownerReferences,omitempty"`
+		Spec        *batchv1.JobSpec        `json:"spec"`
+	}{uid(job.Labels), job.Annotations, job.Finalizers, owners, spec})
+	return string(data)
+}
+
 // Difference is one observable on which two runs disagree.
 type Difference struct {
 	Field   string `json:"field"`
@@ -389,6 +430,12 @@ func CompareWith(builtin, other *Observation, allowed, mayLose map[string]string
 	add("conditions", strings.Join(builtin.Conditions, " → "), strings.Join(other.Conditions, " → "))
 	if builtin.Scope == "status" || other.Scope == "status" {
 		return out // a dispatched Job: its pods and events are not the controller's
+	}
+	if builtin.Job != "" && other.Job != "" { // "": kept by a jobconform that did not record it
+		x, y := flatten(builtin.Job), flatten(other.Job)
+		for _, p := range diffPaths(x, y) {
+			add("job."+p, orNone(x, p), orNone(y, p))
+		}
 	}
 	for _, k := range union(builtin.Events, other.Events) {
 		add("events."+k, strconv.Itoa(builtin.Events[k]), strconv.Itoa(other.Events[k]))

@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +301,37 @@ func TestAllowanceFamilies(t *testing.T) {
 	}
 	if f := Failing(Compare(builtin, other, map[string]string{"pods.sh": "a prefix without a dot"})); len(f) == 0 {
 		t.Fatal("a bare prefix allowed a difference")
+	}
+}
+
+// The Job's metadata and spec are compared, its UID and managedBy aside: a
+// controller that labels (or edits) the Job differs.
+func TestJobShapeCompared(t *testing.T) {
+	shape := func(uid, managedBy string) func(*batchv1.Job, []*corev1.Pod) {
+		return func(j *batchv1.Job, _ []*corev1.Pod) {
+			j.Labels = map[string]string{"batch.kubernetes.io/controller-uid": uid}
+			j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": uid}}
+			if managedBy != "" {
+				j.Spec.ManagedBy = ptr.To(managedBy)
+			}
+		}
+	}
+	builtin := Observe(run("11111111", "f", shape("11111111", "")), "job", "f")
+	other := Observe(run("22222222", "f", shape("22222222", "jobconform.io/reference")), "job", "f")
+	if ds := Compare(builtin, other, nil); len(ds) != 0 {
+		t.Fatalf("same Jobs but their UIDs and managedBy: %v", ds)
+	}
+	labelled := Observe(run("22222222", "f", func(j *batchv1.Job, ps []*corev1.Pod) {
+		shape("22222222", "x")(j, ps)
+		j.Labels["mine"] = "yes"
+		j.Spec.Parallelism = ptr.To[int32](3)
+	}), "job", "f")
+	ds := Compare(builtin, labelled, nil)
+	var fields []string
+	for _, d := range ds {
+		fields = append(fields, d.Field)
+	}
+	if !slices.Equal(fields, []string{"job.labels.mine", "job.spec.parallelism"}) {
+		t.Fatalf("want job.labels.mine and job.spec.parallelism, got %v", ds)
 	}
 }
