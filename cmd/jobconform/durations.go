@@ -12,7 +12,7 @@ import (
 	"github.com/jobconform/jobconform/suites/ginkgoreport"
 )
 
-var releaseInName = regexp.MustCompile(`^v\d+\.\d+\.\d+`)
+var releaseInName = regexp.MustCompile(`v\d+\.\d+\.\d+`)
 
 // durations writes the measured wall time of every spec (the order the suites
 // define specs in: longest first) from Ginkgo JSON reports.
