@@ -437,6 +437,13 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"controller.go", "\t}\n\tc.releaseOrphan(pod)\n}", "\t}\n}"},
 		}},
+	{Name: "label-the-job", Suite: "conformance", Labels: "tracking",
+		Breaks: "labels each Job it writes the status of (jobconform.io/synced=true), through the status write itself (the apiserver keeps a Job's metadata changes there): metadata a Job controller must not write; no invariant names it, the differential verdict's job.* fields do",
+		Edits: []Edit{
+			{"sync.go", "\tout, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})\n",
+				"\tif job.Labels == nil {\n\t\tjob.Labels = map[string]string{}\n\t}\n\tjob.Labels[\"jobconform.io/synced\"] = \"true\"\n" +
+					"\tout, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})\n"},
+		}},
 }
 
 // staleTemplate is the stale-template mutant's memory of each Job's first
