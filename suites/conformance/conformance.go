@@ -208,16 +208,16 @@ func registerScenarios() {
 			return
 		}
 		all := harness.MyShard(Description, set.Conformance, cs)
+		// Twice (--oracle-twice): the built-in's two runs, and the
+		// others' wait for both.
+		twice := time.Duration(1)
+		if st, err := harness.Settings(); err == nil && st.Oracle.Twice {
+			twice = 2
+		}
 		for _, p := range harness.Pairs(all, cs) {
 			// The built-in's run of a scenario is handed out before the
 			// others' (a higher priority), which wait for it as their oracle:
 			// their time includes that wait.
-			// Twice (--oracle-twice): the built-in's two runs, and the
-			// others' wait for both.
-			twice := time.Duration(1)
-			if st, err := harness.Settings(); err == nil && st.Oracle.Twice {
-				twice = 2
-			}
 			priority, timeout := harness.Priority(Description, p.Text()), 6*time.Minute+twice*5*time.Minute
 			if p.Controller.Name == runner.BuiltIn.Name {
 				priority, timeout = harness.OraclePriority(Description, p, cs), twice*5*time.Minute
