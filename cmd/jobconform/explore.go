@@ -84,13 +84,9 @@ func exploreCmd(ctx context.Context, args []string) error {
 		return usageError{err}
 	}
 	start := time.Now()
-	p.builds = startBuilds(ctx, p.o.Run.Versions, p.o.Run.BuiltinAt, p.o.Nodes == options.NodesKubelet, releaseBuilder())
-	res, err := p.runJobs(ctx)
+	res, err := p.buildAndRun(ctx)
 	if err != nil {
 		return err
-	}
-	if err := p.builds.finish(ctx); err != nil {
-		res.errs = append(res.errs, err)
 	}
 	verdict := res.verdict()
 	took := time.Since(start)
@@ -157,6 +153,21 @@ func printShrunk(w io.Writer, shrinks []shrunk) {
 		}
 		fmt.Fprintf(w, "  shrunk %s (%s; %d cuts in %d rounds, %s): %s\n    %s\n", sh.Case, what, sh.Cuts, sh.Rounds, sh.Stopped, sh.File, sh.Failure)
 	}
+}
+
+// buildAndRun runs p's jobs, each once its release is built (explore's
+// and each shrinking round's suite run); a failed build is among the
+// outcome's errors.
+func (p *plan) buildAndRun(ctx context.Context) (*outcome, error) {
+	p.builds = startBuilds(ctx, p.o.Run.Versions, p.o.Run.BuiltinAt, p.o.Nodes == options.NodesKubelet, releaseBuilder())
+	res, err := p.runJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.builds.finish(ctx); err != nil {
+		res.errs = append(res.errs, err)
+	}
+	return res, nil
 }
 
 // writeCases writes each case into dir as <name>.yaml. A directory that

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -110,13 +111,14 @@ func runCandidates(ctx context.Context, o options.Options, dir string, cands []*
 	if err != nil {
 		return nil, err
 	}
-	p.builds = startBuilds(ctx, p.o.Run.Versions, p.o.Run.BuiltinAt, p.o.Nodes == options.NodesKubelet, releaseBuilder())
-	res, err := p.runJobs(ctx)
+	res, err := p.buildAndRun(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.builds.finish(ctx); err != nil {
-		return nil, err
+	// A suite with failing specs ends with an error among res.errs: that
+	// is what a round looks for. A round in which nothing ran is not.
+	if len(res.runs) == 0 {
+		return nil, fmt.Errorf("no candidate ran: %w", errors.Join(res.errs...))
 	}
 	return res.runs, nil
 }
