@@ -118,7 +118,11 @@ func runCandidates(ctx context.Context, o options.Options, dir string, cands []*
 	// A suite with failing specs ends with an error among res.errs: that
 	// is what a round looks for. A round in which nothing ran is not.
 	if len(res.runs) == 0 {
-		return nil, fmt.Errorf("no candidate ran: %w", errors.Join(res.errs...))
+		why := errors.Join(res.errs...)
+		if why == nil {
+			why = errors.New("the suite left no report")
+		}
+		return nil, fmt.Errorf("no candidate ran: %w", why)
 	}
 	return res.runs, nil
 }
