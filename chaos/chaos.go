@@ -153,6 +153,21 @@ type Random struct {
 	GracePeriod *int64 `json:"gracePeriod,omitempty"`
 }
 
+// KillsController tells whether the action kills the controller under test
+// (SIGKILL) rather than stopping it: whatever it had not yet sent, such as
+// the events its recorder queues, is lost with it.
+func (a Action) KillsController() bool {
+	switch {
+	case a.ControllerRestart != nil:
+		return a.ControllerRestart.Crash
+	case a.ControllerStop != nil:
+		return a.ControllerStop.Crash
+	case a.Random != nil:
+		return slices.Contains(a.Random.Menu, KindControllerCrash)
+	}
+	return false
+}
+
 // Duration is a time.Duration written as "5s" (yamltypes.Duration).
 type Duration = yamltypes.Duration
 

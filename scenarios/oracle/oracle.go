@@ -390,8 +390,9 @@ func Compare(builtin, other *Observation, allowed map[string]string) []Differenc
 	return CompareWith(builtin, other, allowed, nil)
 }
 
-// CompareWith is Compare where the events of mayLose (field → the
-// scenario's reason) may also be missing from either run altogether.
+// CompareWith is Compare where the events of mayLose (field, or a prefix
+// ending in ".", → the reason) may also be missing from either run
+// altogether.
 func CompareWith(builtin, other *Observation, allowed, mayLose map[string]string) []Difference {
 	var out []Difference
 	add := func(field, a, b string) {
@@ -410,7 +411,7 @@ func CompareWith(builtin, other *Observation, allowed, mayLose map[string]string
 		if strings.HasPrefix(field, "events.") && (a == "0" || b == "0") {
 			d.Allowed = ""
 		}
-		if why, ok := mayLose[field]; ok {
+		if why, ok := lost(mayLose, field); ok {
 			d.Allowed = "may be lost: " + why
 		}
 		if n, ok := builtin.Noise[field]; ok {
@@ -652,4 +653,19 @@ func (s Store) ClaimedAt(scenario string) (at time.Time, ok bool) {
 		return time.Time{}, false
 	}
 	return fi.ModTime(), true
+}
+
+// lost is mayLose's reason for field: its own key first, else the longest
+// prefix ending in "." (so the verdict names the narrowest reason).
+func lost(mayLose map[string]string, field string) (string, bool) {
+	if why, ok := mayLose[field]; ok {
+		return why, true
+	}
+	best := ""
+	for f := range mayLose {
+		if strings.HasSuffix(f, ".") && strings.HasPrefix(field, f) && len(f) > len(best) {
+			best = f
+		}
+	}
+	return mayLose[best], best != ""
 }

@@ -288,6 +288,22 @@ func TestMayLose(t *testing.T) {
 	if len(ds) != 1 || len(Failing(ds)) != 0 || !strings.HasPrefix(ds[0].Allowed, "may be lost: ") {
 		t.Fatalf("want the missing event allowed as lost, got %v", ds)
 	}
+	// A prefix covers every event under it; the field's own key is the
+	// reason named when both are there.
+	wide := map[string]string{"events.": "killed", "events.Normal/SuccessfulCreate": "narrow"}
+	ds = CompareWith(builtin, other, nil, wide)
+	if len(ds) != 1 || ds[0].Allowed != "may be lost: narrow" {
+		t.Fatalf("want the narrow reason, got %v", ds)
+	}
+	delete(wide, "events.Normal/SuccessfulCreate")
+	if ds = CompareWith(builtin, other, nil, wide); len(ds) != 1 || ds[0].Allowed != "may be lost: killed" {
+		t.Fatalf("want the prefix's reason, got %v", ds)
+	}
+	// Only what the prefix names: the status is still compared.
+	other.Final = map[string]string{"succeeded": "7"}
+	if f := Failing(CompareWith(builtin, other, nil, wide)); len(f) == 0 {
+		t.Fatalf("events. excused a status field")
+	}
 }
 
 // An allowance names a field, a prefix ending in ".", or a family of

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -177,6 +178,36 @@ func TestOracleKeptRunKeyed(t *testing.T) {
 			t.Errorf("same scenario and gates: compared %v, note %q", r.Compared, r.OracleNote)
 		case tc.note != "" && (r.Compared || !strings.Contains(r.OracleNote, tc.note)):
 			t.Errorf("want not compared for %q, got compared %v, note %q", tc.note, r.Compared, r.OracleNote)
+		}
+	}
+}
+
+// A scenario that kills the controller may miss any of its events (the
+// kill takes the recorder's queue); one that stops it gently, or none,
+// may not; the status is compared either way.
+func TestOracleCrashLosesEvents(t *testing.T) {
+	crash := func(crash bool) *scenarios.Scenario {
+		return &scenarios.Scenario{Name: "s", Steps: []scenarios.Step{{Chaos: &chaos.Action{ControllerRestart: &chaos.Restart{Crash: crash}}}}}
+	}
+	for _, tc := range []struct {
+		s     *scenarios.Scenario
+		other string // failed
+		fails int
+	}{
+		{crash(true), "0", 0},
+		{crash(true), "1", 1},
+		{crash(false), "0", 1},
+		{&scenarios.Scenario{Name: "s"}, "0", 1},
+	} {
+		builtin := observed("0")
+		builtin.Events = map[string]int{"Normal/SuccessfulDelete": 1}
+		o := &Oracle{Store: oracle.Store{Dir: t.TempDir()}, RunBuiltIn: func(context.Context, *scenarios.Scenario) *runner.Result {
+			return &runner.Result{Controller: "builtin", Observation: builtin}
+		}}
+		r := &runner.Result{Observation: observed(tc.other)}
+		o.Judge(context.Background(), tc.s, runner.Reference, r)
+		if got := len(r.Failures()); got != tc.fails {
+			t.Errorf("%+v: failures %v, want %d", tc, r.Failures(), tc.fails)
 		}
 	}
 }
