@@ -4,6 +4,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -185,6 +186,20 @@ func (sp stepper) runAct(ctx context.Context, res StepResult, a scenarios.Action
 	return res
 }
 
+// notReached says why a wait ended unmet: the step's timeout, the
+// scenario's own (shorter) one, or an interrupt (Ginkgo's, --fail-fast's),
+// which is no timeout: a run stopped after 10s must not read "not reached
+// within 4m0s".
+func notReached(ctx context.Context, timeout time.Duration) (msg string, timedOut bool) {
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return "interrupted before it was reached", false
+	case ctx.Err() != nil:
+		return "not reached before the scenario's own timeout ran out", true // shorter than the step's
+	}
+	return fmt.Sprintf("not reached within %s", timeout), true
+}
+
 // await waits for the Job's status to match st.Await within timeout, then,
 // with st.Holds, for it to keep matching that long; it returns the entry
 // that met it (-1 if none).
@@ -201,12 +216,8 @@ func (sp stepper) await(ctx context.Context, res StepResult, st scenarios.Step, 
 		return ok
 	})
 	if err != nil {
-		within := fmt.Sprintf("within %s", timeout)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= 0 {
-			within = "before the scenario's own timeout ran out" // shorter than the step's
-		}
-		res.Message = fmt.Sprintf("not reached %s (last status: %s)", within, lastWhy) + sp.knownBug(st.KnownBugs)
-		res.TimedOut = true
+		res.Message, res.TimedOut = notReached(ctx, timeout)
+		res.Message += fmt.Sprintf(" (last status: %s)", lastWhy) + sp.knownBug(st.KnownBugs)
 		return res, -1
 	}
 	if hold := st.Holds.Duration; hold > 0 {
@@ -226,6 +237,9 @@ func (sp stepper) await(ctx context.Context, res StepResult, st scenarios.Step, 
 		switch {
 		case err == nil:
 			res.Message = fmt.Sprintf("held only %s of %s: %s", broke.Time.Sub(met.Time).Round(100*time.Millisecond), hold, lastWhy)
+			return res, -1
+		case errors.Is(ctx.Err(), context.Canceled):
+			res.Message = fmt.Sprintf("interrupted while the status had to hold for %s", hold)
 			return res, -1
 		case ctx.Err() != nil:
 			res.Message = fmt.Sprintf("the scenario's timeout ran out while the status had to hold for %s", hold)
@@ -318,8 +332,8 @@ func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.St
 		return len(left) == 0
 	})
 	if err != nil {
-		res.Message = fmt.Sprintf("not reached within %s (%s)", timeout, why) + sp.knownBug(st.KnownBugs)
-		res.TimedOut = true
+		res.Message, res.TimedOut = notReached(ctx, timeout)
+		res.Message += fmt.Sprintf(" (%s)", why) + sp.knownBug(st.KnownBugs)
 		return res, -1
 	}
 	res.OK = true

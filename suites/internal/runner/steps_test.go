@@ -127,3 +127,25 @@ func TestFollows(t *testing.T) {
 		t.Error("a dispatched Job: its entries and its copy's are followed whatever their UID")
 	}
 }
+
+// An await stopped by an interrupt says so, and is no timeout; one whose
+// scenario timeout ran out first says that.
+func TestNotReached(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, stop := context.WithTimeout(context.Background(), -time.Second)
+	defer stop()
+	for _, tc := range []struct {
+		ctx      context.Context
+		want     string
+		timedOut bool
+	}{
+		{context.Background(), "not reached within 4m0s", true},
+		{cancelled, "interrupted before it was reached", false},
+		{expired, "not reached before the scenario's own timeout ran out", true},
+	} {
+		if msg, to := notReached(tc.ctx, 4*time.Minute); msg != tc.want || to != tc.timedOut {
+			t.Errorf("got %q %v, want %q %v", msg, to, tc.want, tc.timedOut)
+		}
+	}
+}
