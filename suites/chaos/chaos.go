@@ -191,38 +191,21 @@ func runBuiltIn(ctx context.Context, name string, s *scenarios.Scenario) *runner
 // other controller's compared with it (issue #56).
 func judgedSpec(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	skipInapplicable(s, c)
-	builtin := c.Name == runner.BuiltIn.Name
-	if builtin {
-		theOracle.Started(s)
-		// A spec that ends before its run is kept (skipped, failed) says
-		// so, so that no other controller's run waits for it.
-		defer theOracle.Abandon(s, "the built-in's chaos spec ended before its run was kept")
+	var env *harness.Env
+	first := func() *runner.Result {
+		env = newEnv(ctx, c.Name+"-"+s.Name, c)
+		return runOnly(ctx, env, s, judged(c, env), env.Reference)
 	}
-	env := newEnv(ctx, c.Name+"-"+s.Name, c)
-	r := runOnly(ctx, env, s, judged(c, env), env.Reference)
-	var again *runner.Result
-	if builtin {
-		runs := []*runner.Result{r}
-		if theOracle.RunsOfBuiltIn() > 1 && r.Skipped == "" && r.Err == nil {
-			// Judged too, after both are kept (two that end apart: racy).
-			again = runBuiltIn(ctx, "again-builtin-"+s.Name, s)
-			runs = append(runs, again)
-		}
-		Expect(theOracle.Keep(s, runs...)).To(Succeed(), "keeping the built-in's run as the oracle")
-	} else {
-		theOracle.Judge(ctx, s, c, r)
-	}
+	rerun := func() *runner.Result { return runBuiltIn(ctx, "again-builtin-"+s.Name, s) }
+	r, again, err := theOracle.Spec(ctx, s, c, first, rerun)
+	Expect(err).NotTo(HaveOccurred(), "keeping the built-in's run as the oracle")
 	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
 	}
-	Expect(r.Failures()).To(BeEmpty(), "%s on Kubernetes %s (seed %d): %s", c.Name, env.Version, suite.Seed, s.Description)
-	if again != nil {
-		if len(again.Failures()) > 0 {
-			AddReportEntry("timeline of the run again", harness.TimelineText(again), ReportEntryVisibilityFailureOrVerbose)
-		}
-		Expect(again.Failures()).To(BeEmpty(), "%s on Kubernetes %s (seed %d), its run again (for the noise): %s", c.Name, env.Version, suite.Seed, s.Description)
-	}
+	why := fmt.Sprintf("%s on Kubernetes %s (seed %d): %s", c.Name, env.Version, suite.Seed, s.Description)
+	Expect(r.Failures()).To(BeEmpty(), "%s", why)
+	harness.ExpectAgain(again, why)
 }
 
 // oracleStore is where the built-in's chaos runs are kept: the run's

@@ -85,41 +85,18 @@ func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) *runne
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
-	builtin := c.Name == runner.BuiltIn.Name
-	if builtin {
-		env.oracle.Started(s)
-		// A spec that ends before its run is kept says so, so that no
-		// other controller's run waits for it.
-		defer env.oracle.Abandon(s, "the built-in's spec ended before its run was kept")
-	}
-	r := run(ctx, s, c)
-	var again *runner.Result
-	if builtin {
-		runs := []*runner.Result{r}
-		if env.oracle.RunsOfBuiltIn() > 1 && r.Skipped == "" && r.Err == nil {
-			// Again, for the scenario's noise (--oracle-twice): judged
-			// too, after both are kept (two that end apart: racy).
-			again = run(ctx, s, c)
-			runs = append(runs, again)
-		}
-		Expect(env.oracle.Keep(s, runs...)).To(Succeed(), "keeping the built-in's run as the oracle")
-	} else {
-		env.oracle.Judge(ctx, s, c, r)
-	}
+	once := func() *runner.Result { return run(ctx, s, c) }
+	// The built-in again for the scenario's noise (--oracle-twice): judged
+	// too, after both are kept (two that end apart: racy).
+	r, again, err := env.oracle.Spec(ctx, s, c, once, once)
+	Expect(err).NotTo(HaveOccurred(), "keeping the built-in's run as the oracle")
 	harness.Attach(r, s.Features)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
 	}
-	failures := r.Failures()
-	Expect(failures).To(BeEmpty(), "%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
-	if again != nil {
-		// The report's result and timeline are the first run's; the
-		// second's timeline is attached when it failed.
-		if len(again.Failures()) > 0 {
-			AddReportEntry("timeline of the run again", harness.TimelineText(again), ReportEntryVisibilityFailureOrVerbose)
-		}
-		Expect(again.Failures()).To(BeEmpty(), "%s on Kubernetes %s, its run again (for the noise): %s", c.Name, env.version, s.Description)
-	}
+	why := fmt.Sprintf("%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
+	Expect(r.Failures()).To(BeEmpty(), "%s", why)
+	harness.ExpectAgain(again, why)
 }
 
 // metricsOf reads the /metrics of controller c. Only the first process holds

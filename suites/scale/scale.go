@@ -34,10 +34,12 @@ import (
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/process"
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
+	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/suites/ginkgoreport"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
 	"github.com/jobconform/jobconform/suites/internal/harness"
@@ -91,6 +93,10 @@ var env struct {
 	// recordings is where a failed spec's whole recording goes ("": kept
 	// nowhere): the report holds only its compact form.
 	recordings string
+	// oracle is the differential verdict; oracleDir its store when the
+	// options name none (removed at the end).
+	oracle    *harness.Oracle
+	oracleDir string
 }
 
 func register() {
@@ -135,10 +141,31 @@ func setUp(ctx SpecContext) {
 	}
 	env.client, env.version, err = kube.Client(env.setup.Kubeconfig, env.setup.Version)
 	Expect(err).NotTo(HaveOccurred())
+	setUpOracle(st.Oracle)
 	if len(env.under) > 0 {
 		warm, err := warmUpScenario(env.scenarios)
 		Expect(err).NotTo(HaveOccurred())
 		warmUp(ctx, warm, env.under[0])
+	}
+}
+
+// setUpOracle makes the differential verdict from the options: the
+// built-in's runs kept in o.Dir (or a directory of the suite's), or read
+// from o.From; run on this cluster when the built-in is not under test.
+func setUpOracle(o options.Oracle) {
+	GinkgoHelper()
+	if !o.Off && o.From == "" && o.Dir == "" {
+		var err error
+		env.oracleDir, err = os.MkdirTemp("", "jobconform-scale-oracle-")
+		Expect(err).NotTo(HaveOccurred())
+		o.Dir = env.oracleDir
+	}
+	env.oracle = &harness.Oracle{Off: o.Off, Twice: o.Twice, Store: oracle.Store{Dir: o.Dir},
+		RunBuiltIn: func(ctx context.Context, s *scenarios.Scenario) *runner.Result {
+			return measuredOnly(ctx, s, runner.BuiltIn)
+		}}
+	if o.From != "" {
+		env.oracle.From = &oracle.Store{Dir: o.From}
 	}
 }
 
@@ -153,6 +180,9 @@ func tearDown() {
 	}
 	if env.closeProgress != nil {
 		errs = append(errs, env.closeProgress())
+	}
+	if env.oracleDir != "" {
+		errs = append(errs, os.RemoveAll(env.oracleDir))
 	}
 	Expect(errors.Join(errs...)).To(Succeed())
 }
@@ -230,27 +260,53 @@ func Controllers(under []runner.Controller, name string) []runner.Controller {
 	return out
 }
 
+// run is the spec of s and c: its measured run, the built-in's kept as the
+// oracle and any other controller's compared with it (issue #56).
 func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
+	var figures *reports.Figures
+	first := func() *runner.Result {
+		r, f := measured(ctx, s, c)
+		figures = f
+		return r
+	}
+	rerun := func() *runner.Result { return measuredOnly(ctx, s, runner.BuiltIn) }
+	r, again, err := env.oracle.Spec(ctx, s, c, first, rerun)
+	Expect(err).NotTo(HaveOccurred(), "keeping the built-in's run as the oracle")
+	harness.AttachFigures(r, s.Features, figures)
+	if r.Skipped != "" {
+		Skip(r.Skipped)
+	}
+	why := fmt.Sprintf("%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
+	Expect(r.Failures()).To(BeEmpty(), "%s", why)
+	harness.ExpectAgain(again, why)
+}
+
+// measuredOnly is measured without its figures: a run of the built-in's
+// for the oracle alone.
+func measuredOnly(ctx context.Context, s *scenarios.Scenario, c runner.Controller) *runner.Result {
+	r, _ := measured(ctx, s, c)
+	return r
+}
+
+// measured runs s against c alone on the cluster, measured, and waits
+// until its namespace is gone (the next run's figures are its own).
+func measured(ctx context.Context, s *scenarios.Scenario, c runner.Controller) (*runner.Result, *reports.Figures) {
 	m, err := startMeter(c)
 	Expect(err).NotTo(HaveOccurred())
-	stop := showProgress(ctx, env.progress, env.client, fmt.Sprintf("[%s] %s", c.Name, s.Name))
+	spec := fmt.Sprintf("[%s] %s", c.Name, s.Name)
+	stop := showProgress(ctx, env.progress, env.client, spec)
 	r := runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.setup.Pods})
 	stop(outcome(r))
 	f := m.finish(r, s)
-	harness.AttachFigures(r, s.Features, f)
 	if len(r.Failures()) > 0 && env.recordings != "" {
 		keepRecording(r, filepath.Join(env.recordings, fmt.Sprintf("recording-%s-%s.jsonl.gz", c.Name, s.Name)))
 	}
 	if r.Namespace != "" {
-		spec := fmt.Sprintf("[%s] %s", c.Name, s.Name)
 		if gone, waited := awaitRemoved(ctx, env.progress, env.client, spec, r.Namespace); !gone {
 			AddReportEntry("scale figures: the next spec shares the cluster", fmt.Sprintf("namespace %s was still being removed after %s: the next spec's figures include its removal", r.Namespace, waited.Round(time.Second)))
 		}
 	}
-	if r.Skipped != "" {
-		Skip(r.Skipped)
-	}
-	Expect(r.Failures()).To(BeEmpty(), "%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
+	return r, f
 }
 
 // outcome is how a run ended, for the progress lines.

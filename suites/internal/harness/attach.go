@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/reports"
@@ -110,4 +111,18 @@ func TimelineText(r *runner.Result) string {
 		}
 	}
 	return b.String()
+}
+
+// ExpectAgain judges the built-in's run again (Oracle.Spec's second, nil
+// when there was none) as its first run was judged, with its timeline
+// attached when it failed: the report's result and timeline are the first's.
+func ExpectAgain(again *runner.Result, why string) {
+	ginkgo.GinkgoHelper()
+	if again == nil {
+		return
+	}
+	if len(again.Failures()) > 0 {
+		ginkgo.AddReportEntry("timeline of the run again", TimelineText(again), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	}
+	gomega.Expect(again.Failures()).To(gomega.BeEmpty(), "%s, its run again (for the noise)", why)
 }

@@ -85,6 +85,31 @@ func (o *Oracle) Abandon(s *scenarios.Scenario, why string) {
 	}
 }
 
+// Spec is a spec's part of the differential verdict, the same in every
+// suite: c's run of s (run); for the built-in, its run kept as the oracle,
+// run again (again) where RunsOfBuiltIn is 2 and kept with it for the noise;
+// for any other controller, its run judged against the built-in's. second
+// is the built-in's run again (nil when there was none), for the spec to
+// judge too.
+func (o *Oracle) Spec(ctx context.Context, s *scenarios.Scenario, c runner.Controller, run, again func() *runner.Result) (r, second *runner.Result, err error) {
+	if c.Name != runner.BuiltIn.Name {
+		r = run()
+		o.Judge(ctx, s, c, r)
+		return r, nil, nil
+	}
+	o.Started(s)
+	// A spec that ends before its run is kept (skipped, failed, a harness
+	// error) says so, so that no other controller's run waits for it.
+	defer o.Abandon(s, "the built-in's spec ended before its run was kept")
+	r = run()
+	runs := []*runner.Result{r}
+	if o.RunsOfBuiltIn() > 1 && r.Skipped == "" && r.Err == nil {
+		second = again()
+		runs = append(runs, second)
+	}
+	return r, second, o.Keep(s, runs...)
+}
+
 // Judge compares r, controller c's run of s, with the built-in's run of s:
 // the differences go into r.Differences (those the scenario does not allow
 // fail the run), or r.OracleNote says why nothing was compared.

@@ -211,3 +211,39 @@ func TestOracleCrashLosesEvents(t *testing.T) {
 		}
 	}
 }
+
+// Spec, the part every suite shares: the built-in's run kept (run again
+// with Twice, both kept, the second returned to be judged too), another
+// controller's judged against it; a built-in spec that skipped keeps that.
+func TestOracleSpec(t *testing.T) {
+	ctx := context.Background()
+	s := &scenarios.Scenario{Name: "s"}
+	o := &Oracle{Twice: true, Store: oracle.Store{Dir: t.TempDir()}}
+	runs := 0
+	builtin := func(failed string) func() *runner.Result {
+		return func() *runner.Result {
+			runs++
+			return &runner.Result{Controller: "builtin", Observation: observed(failed)}
+		}
+	}
+	r, again, err := o.Spec(ctx, s, runner.BuiltIn, builtin("0"), builtin("1"))
+	if err != nil || runs != 2 || r == nil || again == nil || again.Observation.Final["failed"] != "1" {
+		t.Fatalf("built-in: runs %d, again %v, err %v", runs, again, err)
+	}
+	other := func() *runner.Result { return &runner.Result{Observation: observed("2")} }
+	r, again, err = o.Spec(ctx, s, runner.Reference, other, nil)
+	if err != nil || again != nil || !r.Compared || len(r.Differences) != 1 || r.Differences[0].Allowed == "" {
+		t.Fatalf("reference: compared %v, differences %v, again %v, err %v", r.Compared, r.Differences, again, err)
+	}
+
+	skipped := &scenarios.Scenario{Name: "skipped"}
+	runs = 0
+	_, again, _ = o.Spec(ctx, skipped, runner.BuiltIn, func() *runner.Result { runs++; return &runner.Result{Skipped: "no kubelet"} }, builtin("0"))
+	if runs != 1 || again != nil {
+		t.Fatalf("a skipped built-in ran again: runs %d", runs)
+	}
+	r, _, _ = o.Spec(ctx, skipped, runner.Reference, other, nil)
+	if r.Compared || !strings.Contains(r.OracleNote, "skipped") {
+		t.Fatalf("compared with a skipped built-in: %q", r.OracleNote)
+	}
+}
