@@ -247,3 +247,34 @@ func TestOracleSpec(t *testing.T) {
 		t.Fatalf("compared with a skipped built-in: %q", r.OracleNote)
 	}
 }
+
+// A built-in run made for the oracle that failed with no known bug named
+// is run again, and its run again serves when it kept every promise; one
+// whose failure a known bug explains is kept as it is.
+func TestOracleRunsAnUnexplainedFailureAgain(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		first    runner.StepResult
+		runs     int
+		compared bool
+	}{
+		{"flake", runner.StepResult{Message: "not reached within 1m0s"}, 2, true},
+		{"bug", runner.StepResult{Message: "not reached — known upstream bug", KnownBug: true}, 1, false},
+	} {
+		runs := 0
+		o := &Oracle{Store: oracle.Store{Dir: t.TempDir()}, RunBuiltIn: func(context.Context, *scenarios.Scenario) *runner.Result {
+			runs++
+			r := &runner.Result{Controller: "builtin", Observation: observed("0")}
+			if runs == 1 {
+				r.Steps = []runner.StepResult{tc.first}
+			}
+			return r
+		}}
+		r := &runner.Result{Observation: observed("0")}
+		o.Judge(ctx, &scenarios.Scenario{Name: "s"}, runner.Reference, r)
+		if runs != tc.runs || r.Compared != tc.compared {
+			t.Errorf("%s: built-in runs %d, compared %v (%q)", tc.name, runs, r.Compared, r.OracleNote)
+		}
+	}
+}

@@ -94,6 +94,9 @@ type StepResult struct {
 	// TimedOut: an await's state did not come within its timeout (a
 	// timing verdict, read against the starvation meter).
 	TimedOut bool
+	// KnownBug: the step failed as a known upstream bug of the release
+	// makes it fail (the message names the bug).
+	KnownBug bool
 }
 
 // Result is one scenario run.
@@ -186,6 +189,28 @@ type Options struct {
 	// controller once it exists (on both clusters of a dispatched one): a
 	// queueing controller's LocalQueue.
 	PrepareNamespace func(ctx context.Context, ns string) error
+}
+
+// Unexplained tells whether the run failed for a reason no known upstream
+// bug of its release explains: a harness error, a differential, a step or
+// an invariant broken without a bug named. Such a built-in run may be a
+// starved await or a flake, and is run again before it is given up as the
+// oracle.
+func (r *Result) Unexplained() bool {
+	if r.Err != nil || len(oracle.Failing(r.Differences)) > 0 {
+		return true
+	}
+	for _, s := range r.Steps {
+		if !s.OK && !s.Skipped && !s.KnownBug {
+			return true
+		}
+	}
+	for _, inv := range r.Invariants {
+		if len(inv.Violations) > 0 && inv.KnownBug == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Failures lists every broken step and invariant, for a verdict and a report.

@@ -216,8 +216,10 @@ func (sp stepper) await(ctx context.Context, res StepResult, st scenarios.Step, 
 		return ok
 	})
 	if err != nil {
+		bug := sp.knownBug(st.KnownBugs)
 		res.Message, res.TimedOut = notReached(ctx, timeout)
-		res.Message += fmt.Sprintf(" (last status: %s)", lastWhy) + sp.knownBug(st.KnownBugs)
+		res.Message += fmt.Sprintf(" (last status: %s)", lastWhy) + bug
+		res.KnownBug = bug != ""
 		return res, -1
 	}
 	if hold := st.Holds.Duration; hold > 0 {
@@ -332,8 +334,10 @@ func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.St
 		return len(left) == 0
 	})
 	if err != nil {
+		bug := sp.knownBug(st.KnownBugs)
 		res.Message, res.TimedOut = notReached(ctx, timeout)
-		res.Message += fmt.Sprintf(" (%s)", why) + sp.knownBug(st.KnownBugs)
+		res.Message += fmt.Sprintf(" (%s)", why) + bug
+		res.KnownBug = bug != ""
 		return res, -1
 	}
 	res.OK = true
