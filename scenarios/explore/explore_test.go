@@ -14,6 +14,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/jobconform/jobconform/internal/release"
@@ -195,4 +196,27 @@ func TestFieldsDocumented(t *testing.T) {
 	if !strings.Contains(string(data), FieldsMarkdown()) {
 		t.Errorf("docs/explore.md's field table is not the list in scenarios/explore/fields.go; write it as FieldsMarkdown does:\n%s", FieldsMarkdown())
 	}
+}
+
+// Over 1,000 cases every act of Acts is drawn, each on a few dozen cases at
+// the least, and a scale act always changes the parallelism.
+func TestEveryActDrawn(t *testing.T) {
+	drawn := map[string]int{}
+	for _, c := range Generate(1, 1000) {
+		for _, st := range c.Scenario.Steps {
+			if st.Act == nil || st.Act.Kind == scenarios.ActResume {
+				continue
+			}
+			drawn[st.Act.Kind]++
+			if st.Act.Kind == scenarios.ActScale && *st.Act.Parallelism == ptr.Deref(c.Scenario.Job.Parallelism, 1) {
+				t.Errorf("%s scales to the parallelism it has", c.Scenario.Name)
+			}
+		}
+	}
+	for _, a := range Acts {
+		if drawn[a] < 20 {
+			t.Errorf("act %s drawn on %d of 1,000 cases", a, drawn[a])
+		}
+	}
+	t.Logf("acts over 1,000 cases: %v", drawn)
 }

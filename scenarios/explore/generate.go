@@ -329,26 +329,56 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 	}
 	g.note("spec.activeDeadlineSeconds", optional(j.ActiveDeadlineSeconds))
 	act := "none"
-	if !deadline && wave > 0 && len(s.Pods.Gates) == 0 && g.chance(0.3) {
+	if !deadline && wave > 0 && len(s.Pods.Gates) == 0 && g.chance(0.45) {
 		// Once every pod of the first wave runs and is ready (an act needs
 		// a running pod; active counts pending ones too, and a gate no
 		// step sets keeps ready at 0): they run long enough (10 s) that
 		// none ends before the act.
-		act = pick(g, scenarios.ActDeletePod, scenarios.ActEvictPod)
+		act = pick(g, Acts...)
 		s.Pods.Run = actRun
 		for ix, b := range s.Pods.ByIndex {
 			b.Run = actRun
 			s.Pods.ByIndex[ix] = b
 		}
-		steps = append(steps,
-			scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}},
-			scenarios.Step{Act: &scenarios.Action{Kind: act}})
+		steps = append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}})
+		steps = append(steps, g.act(s, act, features)...)
 	}
 	g.note("pod status.conditions (Ready, DisruptionTarget)", fmt.Sprintf("readyAfter=%v gates=%d act=%s", s.Pods.ReadyAfter.Duration, len(s.Pods.Gates), act))
 	if len(s.Pods.Gates) > 0 {
 		features["readiness"] = true
 	}
 	return append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Finished: true}, Timeout: yamltypes.Duration{Duration: 4 * time.Minute}})
+}
+
+// Acts are what a case may do once its first wave of pods runs: to one
+// running pod (deleted, evicted, orphaned: its owner reference removed;
+// released: its selector's labels removed), or to the Job (suspended until
+// every pod is gone, then resumed; its parallelism scaled).
+var Acts = []string{scenarios.ActDeletePod, scenarios.ActEvictPod, scenarios.ActOrphanPod, scenarios.ActReleasePod,
+	scenarios.ActSuspend, scenarios.ActScale}
+
+// act is the steps of act, drawn for s.
+func (g *gen) act(s *scenarios.Scenario, act string, features map[string]bool) []scenarios.Step {
+	switch act {
+	case scenarios.ActSuspend:
+		features["suspend"] = true
+		return []scenarios.Step{
+			{Act: &scenarios.Action{Kind: scenarios.ActSuspend}},
+			{Await: &scenarios.StatusPattern{Conditions: []string{string(batchv1.JobSuspended)}, Active: ptr.To(int32(0))}},
+			{Act: &scenarios.Action{Kind: scenarios.ActResume}},
+		}
+	case scenarios.ActScale:
+		// Down to 1, or up by one: parallelism against what runs.
+		par := ptr.Deref(s.Job.Parallelism, 1)
+		to := pick(g, int32(1), par+1)
+		if to == par {
+			to = par + 1
+		}
+		return []scenarios.Step{{Act: &scenarios.Action{Kind: scenarios.ActScale, Parallelism: ptr.To(to)}}}
+	case scenarios.ActOrphanPod, scenarios.ActReleasePod:
+		features["adoption"] = true
+	}
+	return []scenarios.Step{{Act: &scenarios.Action{Kind: act}}}
 }
 
 // indexRange is every index of n completions, as the API writes it.
