@@ -88,6 +88,14 @@ type Observation struct {
 	Racy  string            `json:"racy,omitempty"`
 	// Runs is how many runs of the built-in this observation stands for.
 	Runs int `json:"runs,omitempty"`
+	// Peaks are the highest active, ready and terminating the Job's status
+	// showed before its deletion was asked for: a controller that counts
+	// terminating pods as active, or creates beyond parallelism for a
+	// moment, ends with the same final status but not the same peaks.
+	// Compared only against a built-in that ran twice (Runs ≥ 2), whose
+	// own spread is then known: how far the status climbs between two
+	// writes is timing (issue #56: values on the way).
+	Peaks map[string]int `json:"peaks,omitempty"`
 }
 
 // Learn is first with what differs from second, another run of the
@@ -98,7 +106,7 @@ func Learn(first, second *Observation) *Observation {
 	out := *first
 	out.Runs = max(first.Runs, 1) + max(second.Runs, 1)
 	out.Noise = map[string]string{}
-	for _, d := range Compare(first, second, nil) {
+	for _, d := range compare(first, second, nil, nil, true) {
 		out.Noise[d.Field] = fmt.Sprintf("run 1 %s, run 2 %s", d.BuiltIn, d.Other)
 		if d.Field == "conditions" || d.Field == "status.conditions" || d.Field == "status.deleted" {
 			out.Racy = cmp.Or(out.Racy, fmt.Sprintf("the built-in's two runs ended apart: %s", d))
@@ -128,7 +136,7 @@ func Fingerprint(s any) string {
 // contract, not the Job controller's: dropped from the conditions. A Job
 // deleted mid-run compares on its deletion alone (Compare).
 func (o *Observation) Dispatched(queued bool) *Observation {
-	o.Scope, o.Pods, o.Events, o.PerIndex = "status", nil, nil, nil
+	o.Scope, o.Pods, o.Events, o.PerIndex, o.Peaks = "status", nil, nil, nil, nil
 	if !queued {
 		return o
 	}
@@ -175,6 +183,9 @@ func Observe(t timeline.Timeline, job, finalizer string) *Observation {
 				continue
 			}
 			last, deleted = j, false
+			peak(o, "active", &j.Status.Active)
+			peak(o, "ready", j.Status.Ready)
+			peak(o, "terminating", j.Status.Terminating)
 			for _, c := range j.Status.Conditions {
 				k := condition(c)
 				if !seenCond[k] {
@@ -214,6 +225,17 @@ func Observe(t timeline.Timeline, job, finalizer string) *Observation {
 		o.Final["deleted"] = "yes"
 	}
 	return o
+}
+
+// peak raises o's peak of field to *n (nil: the field is not written).
+func peak(o *Observation, field string, n *int32) {
+	if n == nil {
+		return
+	}
+	if o.Peaks == nil {
+		o.Peaks = map[string]int{}
+	}
+	o.Peaks[field] = max(o.Peaks[field], int(*n))
 }
 
 func condition(c batchv1.JobCondition) string {
@@ -394,6 +416,11 @@ func Compare(builtin, other *Observation, allowed map[string]string) []Differenc
 // ending in ".", → the reason) may also be missing from either run
 // altogether.
 func CompareWith(builtin, other *Observation, allowed, mayLose map[string]string) []Difference {
+	return compare(builtin, other, allowed, mayLose, builtin.Runs >= 2)
+}
+
+// compare is CompareWith, the peaks compared or not.
+func compare(builtin, other *Observation, allowed, mayLose map[string]string, peaks bool) []Difference {
 	var out []Difference
 	add := func(field, a, b string) {
 		if a == b {
@@ -429,6 +456,11 @@ func CompareWith(builtin, other *Observation, allowed, mayLose map[string]string
 		add("status."+k, orNone(builtin.Final, k), orNone(other.Final, k))
 	}
 	add("conditions", strings.Join(builtin.Conditions, " → "), strings.Join(other.Conditions, " → "))
+	if peaks && builtin.Peaks != nil && other.Peaks != nil { // nil: kept by a jobconform that did not record them
+		for _, k := range union(builtin.Peaks, other.Peaks) {
+			add("peak."+k, strconv.Itoa(builtin.Peaks[k]), strconv.Itoa(other.Peaks[k]))
+		}
+	}
 	if builtin.Scope == "status" || other.Scope == "status" {
 		return out // a dispatched Job: its pods and events are not the controller's
 	}

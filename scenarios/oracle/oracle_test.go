@@ -351,3 +351,39 @@ func TestJobShapeCompared(t *testing.T) {
 		t.Fatalf("want job.labels.mine and job.spec.parallelism, got %v", ds)
 	}
 }
+
+// The peaks of active, ready and terminating are compared against a
+// built-in that ran twice, whose spread is known (its runs' own difference
+// learned as noise), never against a single run.
+func TestPeaks(t *testing.T) {
+	obs := func(active int) *Observation {
+		return &Observation{Final: map[string]string{}, Peaks: map[string]int{"active": active, "terminating": 1}}
+	}
+	once, other := obs(2), obs(3)
+	if ds := CompareWith(once, other, nil, nil); len(ds) != 0 {
+		t.Fatalf("peaks compared against one run: %v", ds)
+	}
+	twice := Learn(obs(2), obs(2))
+	ds := CompareWith(twice, other, nil, nil)
+	if len(Failing(ds)) != 1 || ds[0].Field != "peak.active" || ds[0].BuiltIn != "2" || ds[0].Other != "3" {
+		t.Fatalf("want peak.active 2 against 3, got %v", ds)
+	}
+	spread := Learn(obs(2), obs(3))
+	if ds := CompareWith(spread, other, nil, nil); len(ds) != 1 || len(Failing(ds)) != 0 {
+		t.Fatalf("the built-in's own spread is noise: %v", ds)
+	}
+	// Read from a recording: the highest value the status showed.
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "job", UID: "u"}}
+	var tl timeline.Timeline
+	for _, a := range []int32{1, 3, 2, 0} {
+		v := j.DeepCopy()
+		v.Status.Active, v.Status.Terminating = a, ptr.To(a/2)
+		tl = append(tl, timeline.Entry{Kind: "Job", Name: "job", Type: timeline.Modified, Object: v})
+	}
+	if p := Observe(tl, "job", "").Peaks; p["active"] != 3 || p["terminating"] != 1 || p["ready"] != 0 {
+		t.Fatalf("peaks %v", p)
+	}
+	if _, ok := Observe(tl, "job", "").Peaks["ready"]; ok {
+		t.Fatalf("ready was never written, yet has a peak")
+	}
+}
