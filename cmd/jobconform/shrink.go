@@ -107,6 +107,9 @@ func runCandidates(ctx context.Context, o options.Options, dir string, cands []*
 		}
 	}
 	o.ScenarioDirs, o.Run.Artifacts = []string{cases}, dir
+	// The candidates are new scenarios: no earlier run kept the built-in's
+	// runs of them (--oracle-from), so it runs them here, twice.
+	o.Oracle.From, o.Oracle.Twice = "", !o.Oracle.Off
 	p, err := check(ctx, o)
 	if err != nil {
 		return nil, err
