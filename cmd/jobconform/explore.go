@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,8 +36,9 @@ func exploreCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
 	addFlags(fs, &o)
 	seed := fs.Uint64("seed", 1, "the seed: the same seed gives the same cases on every machine")
-	cases := fs.Int("cases", 20, "how many cases to generate")
-	out := fs.String("out", "", "directory to write the cases into, a file each (default <artifacts>/explore/seed-S); a file there is never overwritten with other bytes")
+	cases := fs.Int("cases", 20, "how many cases to generate (with --budget: in each round)")
+	budget := fs.Duration("budget", 0, "keep exploring in rounds of --cases cases, each round the seed's next ones, until this long has passed (0: one round); a round started runs to its end")
+	out := fs.String("out", "", "directory to write the cases into, a file each (default <artifacts>/explore/seed-S; with --budget, a directory round-R each); a file there is never overwritten with other bytes")
 	shrinkBudget := fs.Duration("shrink-budget", 20*time.Minute, "how long to spend shrinking the failing cases, all of them together (0: none)")
 	writeOnly := fs.Bool("write-only", false, "write the cases and stop (run them later with jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios DIR)")
 	if err := fs.Parse(args); err != nil {
@@ -48,8 +50,49 @@ func exploreCmd(ctx context.Context, args []string) error {
 	if *cases < 1 {
 		return usageError{fmt.Errorf("explore: --cases %d: give at least 1", *cases)}
 	}
-	// What explore sets itself: a case is judged by the conformance suite,
-	// against the built-in run twice, on the generated scenarios alone.
+	if err := exploreClash(fs, o, *budget, *writeOnly); err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = filepath.Join(orDefault(o.Run.Artifacts, options.Artifacts()), "explore", fmt.Sprintf("seed-%d", *seed))
+	}
+	if *writeOnly {
+		generated := explore.Generate(*seed, *cases)
+		if err := writeCases(*out, generated); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %d cases of seed %d into %s; judge them with:\n  jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios %s\n", *cases, *seed, *out, *out)
+		return nil
+	}
+	// The built-in twice, unless its runs of these cases are read from an
+	// earlier explore of the same seed (--oracle-from: kept with their
+	// noise), as when explore judges many broken controllers in turn.
+	o.Run.Suites, o.BuiltinScenarios, o.Oracle.Twice = []string{"conformance"}, false, o.Oracle.From == ""
+	if o.Run.Artifacts == "" {
+		o.Run.Artifacts = filepath.Join(options.Artifacts(), "explore")
+	}
+	start := time.Now()
+	ex, err := exploreRounds(ctx, o, *seed, *cases, *out, *budget)
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	var shrinks []shrunk
+	if *shrinkBudget > 0 && ex.plan != nil {
+		if shrinks, err = shrinkFailing(ctx, ex.plan, *seed, ex.generated, ex.runs, *shrinkBudget); err != nil {
+			return err
+		}
+	}
+	printExplore(os.Stdout, *seed, len(ex.generated), ex.runs, took)
+	printShrunk(os.Stdout, shrinks)
+	return errors.Join(ex.verdicts...)
+}
+
+// exploreClash refuses what explore sets itself, and what does not go
+// with --budget.
+func exploreClash(fs *flag.FlagSet, o options.Options, budget time.Duration, writeOnly bool) error {
+	// A case is judged by the conformance suite, against the built-in run
+	// twice, on the generated scenarios alone.
 	var clash []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -57,48 +100,65 @@ func exploreCmd(ctx context.Context, args []string) error {
 			clash = append(clash, "--"+f.Name)
 		}
 	})
-	if len(clash) > 0 {
+	switch {
+	case len(clash) > 0:
 		return usageError{fmt.Errorf("explore sets %s itself (its cases run as the conformance suite's only scenarios, the built-in twice as their oracle, or read with --oracle-from): leave them out", strings.Join(clash, ", "))}
+	case budget < 0:
+		return usageError{fmt.Errorf("explore: --budget %s: give a duration, 0 for one round", budget)}
+	case budget > 0 && writeOnly:
+		return usageError{errors.New("explore: --budget runs rounds until the time is spent; --write-only runs nothing: give --cases alone")}
+	case budget > 0 && o.Oracle.From != "":
+		return usageError{errors.New("explore: --budget with --oracle-from: the kept runs are one round's cases; give --cases (the same count as the explore that kept them)")}
 	}
-	if *out == "" {
-		*out = filepath.Join(orDefault(o.Run.Artifacts, options.Artifacts()), "explore", fmt.Sprintf("seed-%d", *seed))
-	}
-	generated := explore.Generate(*seed, *cases)
-	if err := writeCases(*out, generated); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "jobconform explore: %d cases of seed %d in %s\n", *cases, *seed, *out)
-	if *writeOnly {
-		fmt.Printf("wrote %d cases of seed %d into %s; judge them with:\n  jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios %s\n", *cases, *seed, *out, *out)
-		return nil
-	}
-	// The built-in twice, unless its runs of these cases are read from an
-	// earlier explore of the same seed (--oracle-from: kept with their
-	// noise), as when explore judges many broken controllers in turn.
-	o.Run.Suites, o.ScenarioDirs, o.BuiltinScenarios, o.Oracle.Twice = []string{"conformance"}, []string{*out}, false, o.Oracle.From == ""
-	if o.Run.Artifacts == "" {
-		o.Run.Artifacts = filepath.Join(options.Artifacts(), "explore")
-	}
-	p, err := check(ctx, o)
-	if err != nil {
-		return usageError{err}
-	}
+	return nil
+}
+
+// explored is what explore's rounds ran: every case, every run, each
+// round's verdict, and the last round's plan (for shrinking).
+type explored struct {
+	generated []explore.Case
+	runs      []reports.Run
+	verdicts  []error
+	plan      *plan
+}
+
+// exploreRounds runs rounds of n cases of seed — round r the cases from
+// r·n on, written to out (with a budget, out/round-r) — until budget has
+// passed (0: one round).
+func exploreRounds(ctx context.Context, o options.Options, seed uint64, n int, out string, budget time.Duration) (*explored, error) {
+	ex := &explored{}
+	base := o.Run.Artifacts
 	start := time.Now()
-	res, err := p.buildAndRun(ctx)
-	if err != nil {
-		return err
-	}
-	verdict := res.verdict()
-	took := time.Since(start)
-	var shrinks []shrunk
-	if *shrinkBudget > 0 {
-		if shrinks, err = shrinkFailing(ctx, p, *seed, generated, res.runs, *shrinkBudget); err != nil {
-			return err
+	for r := 0; ; r++ {
+		cs := explore.GenerateFrom(seed, r*n, n)
+		dir := out
+		if budget > 0 {
+			dir, o.Run.Artifacts = filepath.Join(out, fmt.Sprintf("round-%d", r)), filepath.Join(base, fmt.Sprintf("round-%d", r))
 		}
+		if err := writeCases(dir, cs); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "jobconform explore: cases %d–%d of seed %d in %s\n", r*n, r*n+n-1, seed, dir)
+		o.ScenarioDirs = []string{dir}
+		p, err := check(ctx, o)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		res, err := p.buildAndRun(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ex.generated, ex.runs = append(ex.generated, cs...), append(ex.runs, res.runs...)
+		ex.verdicts, ex.plan = append(ex.verdicts, res.verdict()), p
+		spent := time.Since(start)
+		if budget == 0 || spent >= budget || ctx.Err() != nil {
+			if budget > 0 {
+				ex.plan.o.Run.Artifacts = base // shrunk cases beside the rounds
+			}
+			return ex, nil
+		}
+		fmt.Fprintf(os.Stderr, "jobconform explore: round %d done, %s of --budget %s spent: round %d next\n", r, spent.Round(time.Second), budget, r+1)
 	}
-	printExplore(os.Stdout, *seed, len(generated), res.runs, took)
-	printShrunk(os.Stdout, shrinks)
-	return verdict
 }
 
 // shrinkFailing shrinks every failing case of runs within budget, all

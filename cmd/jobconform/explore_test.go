@@ -47,9 +47,23 @@ func TestExploreWritesValidCases(t *testing.T) {
 	if b, _ := os.ReadFile(files[0]); string(b) != "edited" {
 		t.Errorf("the edited case was overwritten")
 	}
-	for _, args := range [][]string{{"--cases", "0"}, {"--suites", "chaos"}, {"--no-oracle"}, {"extra"}} {
+	for _, args := range [][]string{{"--cases", "0"}, {"--suites", "chaos"}, {"--no-oracle"}, {"extra"},
+		{"--budget", "-1m"}, {"--budget", "30m", "--write-only"}, {"--budget", "30m", "--oracle-from", t.TempDir()}} {
 		if err := exploreCmd(context.Background(), append(args, "--out", t.TempDir())); !errors.As(err, &u) {
 			t.Errorf("%v: want a usage error, got %v", args, err)
+		}
+	}
+}
+
+// Round r of a budget is the seed's cases from r·n on: the rounds
+// together are the same cases as one explore of them all.
+func TestExploreRoundsContinueTheSeed(t *testing.T) {
+	all := explore.Generate(5, 6)
+	for r := range 3 {
+		for i, c := range explore.GenerateFrom(5, r*2, 2) {
+			if want := all[r*2+i].Scenario.Name; c.Scenario.Name != want {
+				t.Errorf("round %d case %d is %s, want %s", r, i, c.Scenario.Name, want)
+			}
 		}
 	}
 }

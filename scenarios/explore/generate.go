@@ -30,9 +30,12 @@ type Case struct {
 
 // Generate returns cases [0, n) of seed: the same seed gives the same
 // cases on every machine.
-func Generate(seed uint64, n int) []Case {
+func Generate(seed uint64, n int) []Case { return GenerateFrom(seed, 0, n) }
+
+// GenerateFrom returns cases [from, from+n) of seed.
+func GenerateFrom(seed uint64, from, n int) []Case {
 	out := make([]Case, 0, n)
-	for i := range n {
+	for i := from; i < from+n; i++ {
 		out = append(out, Generate1(seed, i))
 	}
 	return out
