@@ -58,8 +58,10 @@ type Observation struct {
 	// type=status/reason, in the order they first appeared.
 	Conditions []string `json:"conditions"`
 	// Pods counts the pods created by shape (their metadata and spec as
-	// created, normalised).
+	// created, normalised); Late the pods first seen in a gap of the
+	// recording (ObserveWith), whose shape as created was never seen.
 	Pods map[string]int `json:"pods"`
+	Late int            `json:"late,omitempty"`
 	// Events counts the Job's events by type/reason.
 	Events map[string]int `json:"events"`
 	// PerIndex counts the pods created per completion index (Indexed Jobs).
@@ -160,6 +162,15 @@ const (
 // Observe reads an Observation from a recording of the Job named job whose
 // pods the controller tracks with finalizer ("" for none).
 func Observe(t timeline.Timeline, job, finalizer string) *Observation {
+	return ObserveWith(t, job, finalizer, nil)
+}
+
+// ObserveWith is Observe of a recording whose watches broke during gaps
+// (an apiserver restart, a control-plane change): a pod first seen in a
+// gap was not seen as created — created and finished while the watch was
+// down, its tracking finalizer already gone — and is counted in Late, its
+// shape not kept.
+func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Span) *Observation {
 	o := &Observation{Final: map[string]string{}, Pods: map[string]int{}, Events: map[string]int{}}
 	seenCond := map[string]bool{}
 	seenPod := map[string]bool{}
@@ -204,7 +215,11 @@ func Observe(t timeline.Timeline, job, finalizer string) *Observation {
 			continue
 		}
 		seenPod[string(p.UID)] = true
-		o.Pods[Shape(p, jobUIDs, finalizer)]++
+		if slices.ContainsFunc(gaps, func(g timeline.Span) bool { return g.Contains(e.Time) }) {
+			o.Late++
+		} else {
+			o.Pods[Shape(p, jobUIDs, finalizer)]++
+		}
 		if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
 			if o.PerIndex == nil {
 				o.PerIndex = map[string]int{}
@@ -504,7 +519,17 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 			add("counters."+k, strconv.FormatFloat(builtin.Counters[k], 'f', -1, 64), strconv.FormatFloat(other.Counters[k], 'f', -1, 64))
 		}
 	}
-	add("pods.created", strconv.Itoa(total(builtin.Pods)), strconv.Itoa(total(other.Pods)))
+	add("pods.created", strconv.Itoa(total(builtin.Pods)+builtin.Late), strconv.Itoa(total(other.Pods)+other.Late))
+	onlyA, onlyB := unmatched(builtin.Pods, other.Pods)
+	if (builtin.Late > 0 || other.Late > 0) && onlyA <= other.Late && onlyB <= builtin.Late {
+		// Every pod seen as created in one run and not the other may be
+		// one the other saw only late: said, not held against it.
+		if onlyA+onlyB > 0 {
+			out = append(out, Difference{Field: "pods.shape (seen late)", BuiltIn: fmt.Sprintf("%d seen late", builtin.Late), Other: fmt.Sprintf("%d seen late", other.Late),
+				Allowed: "pods first seen in a gap of the recording (the watch broken by a restart) were not seen as created"})
+		}
+		return out
+	}
 	for _, d := range shapeDiffs(builtin.Pods, other.Pods) {
 		add("pods.shape "+d.path, d.a, d.b)
 	}
@@ -512,6 +537,15 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 }
 
 type fieldDiff struct{ path, a, b string }
+
+// unmatched counts the pods of shapes a has beyond b's, and b's beyond a's.
+func unmatched(a, b map[string]int) (onlyA, onlyB int) {
+	for _, k := range union(a, b) {
+		onlyA += max(a[k]-b[k], 0)
+		onlyB += max(b[k]-a[k], 0)
+	}
+	return onlyA, onlyB
+}
 
 // shapeDiffs pairs the pod shapes one run created and the other did not,
 // each with the other run's most alike, and names the fields in which

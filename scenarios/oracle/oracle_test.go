@@ -394,3 +394,30 @@ func TestPeaks(t *testing.T) {
 		t.Fatalf("ready was never written, yet has a peak")
 	}
 }
+
+// A pod first seen in a gap of the recording (created and finished while
+// the watch was down, its finalizer already gone) is counted, not shaped:
+// its difference from the other run's pod as created is said, allowed;
+// outside a gap the same difference fails.
+func TestPodsSeenLate(t *testing.T) {
+	builtin := Observe(run("11111111", "f", nil), "job", "f")
+	lateRun := run("22222222", "f", func(_ *batchv1.Job, ps []*corev1.Pod) { ps[1].Finalizers = nil })
+	if f := Failing(Compare(builtin, Observe(lateRun, "job", "f"), nil)); len(f) == 0 {
+		t.Fatalf("a pod without its finalizer, seen in no gap, passed")
+	}
+	gap := []timeline.Span{{From: lateRun[1].Time.Add(-time.Second), To: lateRun[1].Time.Add(time.Second)}}
+	late := ObserveWith(lateRun, "job", "f", gap)
+	if late.Late != 2 || total(late.Pods) != 0 {
+		t.Fatalf("late %d, shaped %d", late.Late, total(late.Pods))
+	}
+	ds := Compare(builtin, late, nil)
+	if len(Failing(ds)) != 0 || !slices.ContainsFunc(ds, func(d Difference) bool { return d.Field == "pods.shape (seen late)" && d.Allowed != "" }) {
+		t.Fatalf("want the late pods said and allowed, got %v", ds)
+	}
+	// More pods than the late ones can stand for still differ.
+	extra := Observe(run("33333333", "f", nil), "job", "f")
+	extra.Late, extra.Pods = 1, map[string]int{}
+	if f := Failing(Compare(builtin, extra, nil)); len(f) == 0 {
+		t.Fatalf("two pods seen as created against one seen late passed")
+	}
+}

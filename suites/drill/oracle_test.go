@@ -29,6 +29,13 @@ func TestFlightOracle(t *testing.T) {
 	if early.Oracle.MayLose["events."] == "" || last.Oracle.MayLose != nil {
 		t.Fatalf("mayLose: early %v, last %v", early.Oracle.MayLose, last.Oracle.MayLose)
 	}
+	if early.Oracle.Differ != nil {
+		t.Fatalf("a flight the drill does not disturb may differ: %v", early.Oracle.Differ)
+	}
+	d.TerminateAtSwap = []string{"flight-sigterm"}
+	if s := keyed(d, 0, f); s.Oracle.Differ["status.failed"] == "" || keyed(d, 1, f).Oracle.Differ != nil {
+		t.Fatalf("a flight whose pods the drill deletes at a change: %v", s.Oracle.Differ)
+	}
 
 	theOracle = &harness.Oracle{Store: oracle.Store{Dir: t.TempDir()}}
 	obs := func(failed string) *oracle.Observation {

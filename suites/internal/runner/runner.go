@@ -406,7 +406,7 @@ func judge(ctx context.Context, r *Result, j judged) {
 	judgingCPU, _ := process.SelfUsage()
 	entries := rec.Entries()
 	r.Invariants = invariants.CheckAll(ictx, entries)
-	r.Observation = oracle.Observe(entries, JobName, c.Finalizer)
+	r.Observation = oracle.ObserveWith(entries, JobName, c.Finalizer, ictx.Gaps)
 	r.Observation.Controller, r.Observation.Version, r.Observation.Nodes, r.Observation.Gates = c.Name, j.version, o.Nodes, o.Gates
 	r.Observation.Scenario = oracle.Fingerprint(s)
 	if ictx.Metrics != nil {
