@@ -85,6 +85,11 @@ func exploreCmd(ctx context.Context, args []string) error {
 	}
 	printExplore(os.Stdout, *seed, len(ex.generated), ex.runs, took)
 	printShrunk(os.Stdout, shrinks)
+	if len(shrinks) > 0 {
+		if err := appendShrunk(filepath.Join(o.Run.Artifacts, "summary.md"), *out, shrinks); err != nil {
+			return err
+		}
+	}
 	return errors.Join(ex.verdicts...)
 }
 
@@ -213,6 +218,29 @@ func printShrunk(w io.Writer, shrinks []shrunk) {
 		}
 		fmt.Fprintf(w, "  shrunk %s (%s; %d cuts in %d rounds, %s): %s\n    %s\n", sh.Case, what, sh.Cuts, sh.Rounds, sh.Stopped, sh.File, sh.Failure)
 	}
+}
+
+// appendShrunk adds each shrunk reproducer to the run's summary.md, beside
+// the case it came from (under out).
+func appendShrunk(summary, out string, shrinks []shrunk) error {
+	var b strings.Builder
+	b.WriteString("\n## Shrunk reproducers\n\n| case | controller | failure | generated | shrunk |\n|---|---|---|---|---|\n")
+	for _, sh := range shrinks {
+		who := sh.Controller
+		if who == "builtin" {
+			who += " (a candidate upstream bug)"
+		}
+		orig, _ := filepath.Glob(filepath.Join(out, "*", sh.Case+".yaml")) // --budget's rounds
+		orig = append([]string{filepath.Join(out, sh.Case+".yaml")}, orig...)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s (%d cuts in %d rounds; %s) |\n", sh.Case, who, strings.ReplaceAll(sh.Failure, "|", "\\|"),
+			orig[len(orig)-1], sh.File, sh.Cuts, sh.Rounds, sh.Stopped)
+	}
+	f, err := os.OpenFile(summary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(b.String())
+	return errors.Join(err, f.Close())
 }
 
 // buildAndRun runs p's jobs, each once its release is built (explore's

@@ -129,3 +129,24 @@ func TestWriteShrunk(t *testing.T) {
 		}
 	}
 }
+
+// The run's summary.md lists each shrunk reproducer beside the case it
+// came from; a built-in's is named a candidate upstream bug.
+func TestAppendShrunk(t *testing.T) {
+	dir := t.TempDir()
+	summary := filepath.Join(dir, "summary.md")
+	_ = os.WriteFile(summary, []byte("# verdicts\n"), 0o644)
+	shrinks := []shrunk{
+		{Case: "explore-2-3", Controller: "reference", Failure: "differential peak.active: built-in 2, this controller 4", File: "/a/shrunk/explore-2-3-shrunk.yaml", Cuts: 4, Rounds: 5, Stopped: "no smaller case fails alike"},
+		{Case: "explore-2-9", Controller: "builtin", Failure: "invariant x | y", File: "/a/shrunk/explore-2-9-shrunk.yaml"},
+	}
+	if err := appendShrunk(summary, "/cases/seed-2", shrinks); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(summary)
+	for _, want := range []string{"# verdicts", "## Shrunk reproducers", "| explore-2-3 | reference | differential peak.active", "/cases/seed-2/explore-2-3.yaml", "explore-2-3-shrunk.yaml (4 cuts in 5 rounds", "builtin (a candidate upstream bug)", `x \| y`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("missing %q in\n%s", want, data)
+		}
+	}
+}
