@@ -187,11 +187,12 @@ func shrinkFailing(ctx context.Context, p *plan, seed uint64, generated []explor
 
 // failingRuns are the runs that failed, the controller under test's before
 // the built-in's (whose failures are candidate upstream bugs), each case
-// once per controller.
+// once per controller; not those an interrupt stopped (--fail-fast's),
+// whose failure is the interrupt.
 func failingRuns(runs []reports.Run) []reports.Run {
 	var out []reports.Run
 	for _, r := range runs {
-		if r.Verdict == "FAIL" && r.Scenario != "" {
+		if r.Verdict == "FAIL" && r.Scenario != "" && !r.Interrupted {
 			out = append(out, r)
 		}
 	}

@@ -150,3 +150,17 @@ func TestAppendShrunk(t *testing.T) {
 		}
 	}
 }
+
+// The runs shrunk: failures of the controller under test before the
+// built-in's, never a run an interrupt stopped.
+func TestFailingRuns(t *testing.T) {
+	got := failingRuns([]reports.Run{
+		{Scenario: "a", Controller: "builtin", Verdict: "FAIL"},
+		{Scenario: "b", Controller: "reference", Verdict: "FAIL", Interrupted: true},
+		{Scenario: "c", Controller: "reference", Verdict: "PASS"},
+		{Scenario: "d", Controller: "reference", Verdict: "FAIL"},
+	})
+	if len(got) != 2 || got[0].Scenario != "d" || got[1].Scenario != "a" {
+		t.Fatalf("got %+v", got)
+	}
+}
