@@ -10,6 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/jobconform/jobconform/scenarios/oracle"
+	"github.com/jobconform/jobconform/suites/internal/runner"
 	"k8s.io/utils/ptr"
 )
 
@@ -40,5 +43,21 @@ func TestShowProgressSaysStartAndEnd(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 2 || lines[0] != "[builtin] scale-1k-x: started" || !strings.HasPrefix(lines[1], "[builtin] scale-1k-x: passed, judged in 1s (0.5s CPU) after ") {
 		t.Errorf("progress lines: %q", lines)
+	}
+}
+
+// The progress says how a run fared against the built-in's once judged.
+func TestComparedLine(t *testing.T) {
+	for _, tc := range []struct {
+		r    runner.Result
+		want string
+	}{
+		{runner.Result{OracleNote: "not compared with the built-in: x"}, "not compared with the built-in: x"},
+		{runner.Result{Compared: true}, "no difference (0 allowed)"},
+		{runner.Result{Compared: true, Differences: []oracle.Difference{{Field: "status.failed", BuiltIn: "1", Other: "2"}}}, "1 differences (status.failed: built-in 1, this controller 2)"},
+	} {
+		if got := compared(&tc.r); !strings.Contains(got, tc.want) {
+			t.Errorf("got %q, want %q in it", got, tc.want)
+		}
 	}
 }

@@ -281,6 +281,9 @@ func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	rerun := func() *runner.Result { return measuredOnly(ctx, s, runner.BuiltIn) }
 	r, again, err := env.oracle.Spec(ctx, s, c, first, rerun)
 	Expect(err).NotTo(HaveOccurred(), "keeping the built-in's run as the oracle")
+	if c.Name != runner.BuiltIn.Name { // the progress line said how the run ended before this
+		fmt.Fprintf(env.progress, "[%s] %s: %s\n", c.Name, s.Name, compared(r))
+	}
 	harness.AttachFigures(r, s.Features, figures)
 	if r.Skipped != "" {
 		Skip(r.Skipped)
@@ -288,6 +291,18 @@ func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	why := fmt.Sprintf("%s on Kubernetes %s: %s", c.Name, env.version, s.Description)
 	Expect(r.Failures()).To(BeEmpty(), "%s", why)
 	harness.ExpectAgain(again, why)
+}
+
+// compared is how r fared against the built-in's run, for the progress.
+func compared(r *runner.Result) string {
+	if !r.Compared {
+		return r.OracleNote
+	}
+	failing := oracle.Failing(r.Differences)
+	if len(failing) == 0 {
+		return fmt.Sprintf("compared with the built-in's run: no difference (%d allowed)", len(r.Differences))
+	}
+	return fmt.Sprintf("compared with the built-in's run: %d differences (%s)", len(failing), failing[0])
 }
 
 // measuredOnly is measured without its figures: a run of the built-in's
