@@ -30,7 +30,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/jobconform/jobconform/chaos"
@@ -174,23 +173,16 @@ func describeDrill(d *scenarios.Drill, flights map[string]*scenarios.Scenario, c
 		labels = append(labels, "unsupported-skew")
 		title += " (unsupported version skew)"
 	}
-	// ContinueOnFailure: one flight's failure must not hide the others' verdicts.
-	Describe(title, Ordered, ContinueOnFailure, labels, func() {
+	// ContinueOnFailure: one flight's failure must not hide the others'
+	// verdicts. The built-in's drills first: the others' flights wait for its.
+	first := SpecPriority(0)
+	if c.Name == runner.BuiltIn.Name {
+		first = SpecPriority(1)
+	}
+	Describe(title, Ordered, ContinueOnFailure, labels, first, func() {
 		var run, again *drillRun
 		BeforeAll(func(ctx SpecContext) {
-			builtin := c.Name == runner.BuiltIn.Name
-			if builtin {
-				// Kept below; a drill that ends before says so at once.
-				defer abandonFlights(d, flights, "the built-in's drill ended before its flights were kept")
-			}
-			run = fly(ctx, "drill", d, flights, c)
-			if builtin && theOracle.RunsOfBuiltIn() > 1 {
-				// Again, on a cluster of its own, for the flights' noise.
-				again = fly(ctx, "drill-again", d, flights, c)
-			}
-			if builtin {
-				keepFlights(d, flights, run, again)
-			}
+			run, again = flyJudged(ctx, d, flights, c)
 		}, NodeTimeout(45*time.Minute))
 
 		It("keeps every field and every finished pod across each change", func() {
@@ -253,39 +245,6 @@ func managedByOff(d *scenarios.Drill, k int) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func describePath(d *scenarios.Drill) string {
-	var parts []string
-	for _, s := range d.Path {
-		parts = append(parts, s.String())
-	}
-	return strings.Join(parts, " → ")
-}
-
-// describeVersions is the path as a report column: the releases in order.
-func describeVersions(d *scenarios.Drill) string {
-	var parts []string
-	for _, s := range d.Path {
-		v := s.Version
-		if s.EmulatedVersion != "" {
-			v += "(" + s.EmulatedVersion + ")"
-		}
-		parts = append(parts, v)
-	}
-	return strings.Join(parts, "→")
-}
-
-// lowest is the oldest release of the path: the flights are checked with the
-// promises every release of the path makes.
-func lowest(d *scenarios.Drill) string {
-	low := d.Path[0].Version
-	for _, s := range d.Path[1:] {
-		if version.MustParseSemantic(s.Version).LessThan(version.MustParseSemantic(low)) {
-			low = s.Version
-		}
-	}
-	return low
 }
 
 // drillRun is a finished drill.
@@ -426,30 +385,6 @@ func controllersBack(ctx context.Context, client kubernetes.Interface) {
 	ns, err := kube.CreateNamespaceWithin(ctx, client, "drill-probe", 2*time.Minute)
 	Expect(err).NotTo(HaveOccurred(), "the controller-manager did not come back after the change")
 	_ = kube.DeleteNamespace(ctx, client, ns)
-}
-
-// down tells whether going from a to b is a downgrade (release or emulated version).
-func down(a, b scenarios.DrillState) bool {
-	va, vb := version.MustParseSemantic(a.Version), version.MustParseSemantic(b.Version)
-	if !va.EqualTo(vb) {
-		return vb.LessThan(va)
-	}
-	return b.EmulatedVersion != "" && a.EmulatedVersion == ""
-}
-
-// emulated is the --emulated-version of state s: its own, or — on a path
-// that emulates anywhere — the binary's own minor, which ends an emulation.
-func emulated(d *scenarios.Drill, s scenarios.DrillState) string {
-	if s.EmulatedVersion != "" {
-		return s.EmulatedVersion
-	}
-	for _, o := range d.Path {
-		if o.EmulatedVersion != "" {
-			v := version.MustParseSemantic(s.Version)
-			return fmt.Sprintf("%d.%d", v.Major(), v.Minor())
-		}
-	}
-	return ""
 }
 
 // snapshotJobs reads every Job of the flights.

@@ -115,6 +115,24 @@ func keyed(d *scenarios.Drill, k int, f *scenarios.Scenario) *scenarios.Scenario
 // reference.
 const deletedAtChanges = "the drill deletes one of this flight's running pods at each change it is still running for, and how many that is depends on each drill's pace (the built-in is down while kube-controller-manager changes, another controller is not)"
 
+// flyJudged flies drill d against c; the built-in's drill flies again
+// where its noise is wanted (on a cluster of its own), and its flights are
+// kept as the oracle.
+func flyJudged(ctx context.Context, d *scenarios.Drill, flights map[string]*scenarios.Scenario, c runner.Controller) (run, again *drillRun) {
+	GinkgoHelper()
+	if c.Name != runner.BuiltIn.Name {
+		return fly(ctx, "drill", d, flights, c), nil
+	}
+	// Kept below; a drill that ends before says so at once.
+	defer abandonFlights(d, flights, "the built-in's drill ended before its flights were kept")
+	run = fly(ctx, "drill", d, flights, c)
+	if theOracle.RunsOfBuiltIn() > 1 {
+		again = fly(ctx, "drill-again", d, flights, c)
+	}
+	keepFlights(d, flights, run, again)
+	return run, again
+}
+
 // keepFlights keeps the built-in's flights of d (run, and again when it
 // flew twice) as the oracle, each flight's runs together; a flight that did
 // not fly says so, so that no other controller's flight waits for it.
