@@ -62,12 +62,24 @@ type Observation struct {
 	// recording (ObserveWith), whose shape as created was never seen.
 	Pods map[string]int `json:"pods"`
 	Late int            `json:"late,omitempty"`
+	// Later counts the pods by what became of them after their creation
+	// (later): the fields of their metadata and spec that changed by the
+	// time they were last seen before the Job's deletion was asked for,
+	// and whether they were being deleted. nil: kept by a jobconform that
+	// did not record it.
+	Later map[string]int `json:"later,omitempty"`
 	// Gap: the recording had a gap (a watch broken by a restart). A pod
 	// created and gone inside it, or not yet relisted when the recording
 	// ended, was never seen: this run's pod counts may be short, never long.
 	Gap bool `json:"gap,omitempty"`
 	// Events counts the Job's events by type/reason.
 	Events map[string]int `json:"events"`
+	// Messages are the distinct messages of the Job's conditions (before
+	// its deletion was asked for) and events, by "condition
+	// <type>=<status>/<reason>" and "event <type>/<reason>", the names a
+	// run gives at random replaced (messages.go). nil: kept by a
+	// jobconform that did not record them.
+	Messages map[string]string `json:"messages,omitempty"`
 	// PerIndex counts the pods created per completion index (Indexed Jobs).
 	PerIndex map[string]int `json:"perIndex,omitempty"`
 	// Counters is how much each series of the Job controller's counters
@@ -138,7 +150,7 @@ func Fingerprint(s any) string {
 // contract, not the Job controller's: dropped from the conditions. A Job
 // deleted mid-run compares on its deletion alone (Compare).
 func (o *Observation) Dispatched(queued bool) *Observation {
-	o.Scope, o.Pods, o.Events, o.PerIndex, o.Peaks = "status", nil, nil, nil, nil
+	o.Scope, o.Pods, o.Later, o.Events, o.Messages, o.PerIndex, o.Peaks = "status", nil, nil, nil, nil, nil, nil
 	if !queued {
 		return o
 	}
@@ -181,6 +193,8 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 	jobUIDs := map[string]bool{}
 	var last *batchv1.Job
 	deleted := false
+	var cut time.Time // when the Job's deletion was asked for (zero: never)
+	said, names := messages{}, &placeholders{}
 	for _, e := range t {
 		switch e.Kind {
 		case "Job":
@@ -190,10 +204,16 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			}
 			jobUIDs[string(j.UID)] = true
 			if j.DeletionTimestamp != nil || e.Type == timeline.Deleted {
+				if !deleted {
+					cut = e.Time
+				}
 				deleted = true
 				continue
 			}
-			last, deleted = j, false
+			last, deleted, cut = j, false, time.Time{}
+			said.conditions(j)
+			names.name(string(j.UID), jobUID)
+			names.name(j.Namespace+"/", "<namespace>/")
 			peak(o, "active", &j.Status.Active)
 			peak(o, "ready", j.Status.Ready)
 			peak(o, "terminating", j.Status.Terminating)
@@ -211,18 +231,29 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			}
 			// An event's count grows in place: keep each event's latest.
 			o.Events[ev.Type+"/"+ev.Reason+"#"+ev.Name] = int(max(ev.Count, 1))
+			said.event(ev)
 		}
 	}
+	pods := map[string]*podVersions{}
 	for _, e := range t {
 		p := e.Pod()
-		if p == nil || seenPod[string(p.UID)] || !ownedBy(p, jobUIDs) {
+		if p == nil {
+			continue
+		}
+		if v := pods[string(p.UID)]; v != nil {
+			v.see(e, cut)
+			continue
+		}
+		if seenPod[string(p.UID)] || !ownedBy(p, jobUIDs) {
 			continue
 		}
 		seenPod[string(p.UID)] = true
+		names.name(p.Name, "<pod>")
 		if slices.ContainsFunc(gaps, func(g timeline.Span) bool { return g.Contains(e.Time) }) {
 			o.Late++
 		} else {
 			o.Pods[Shape(p, jobUIDs, finalizer)]++
+			pods[string(p.UID)] = &podVersions{first: p, last: p, deleted: gone(e)}
 		}
 		if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
 			if o.PerIndex == nil {
@@ -231,7 +262,12 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			o.PerIndex[ix]++
 		}
 	}
+	o.Later = map[string]int{}
+	for _, v := range pods {
+		o.Later[later(v, jobUIDs, finalizer)]++
+	}
 	o.Events = sumEvents(o.Events)
+	o.Messages = said.joined(names)
 	if last != nil {
 		o.Final = final(last.Status)
 		o.Job = JobShape(last, jobUIDs)
@@ -515,6 +551,15 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 	for _, k := range union(builtin.Events, other.Events) {
 		add("events."+k, strconv.Itoa(builtin.Events[k]), strconv.Itoa(other.Events[k]))
 	}
+	if builtin.Messages != nil && other.Messages != nil { // nil: kept by a jobconform that did not record them
+		for _, k := range union(builtin.Messages, other.Messages) {
+			a, inA := builtin.Messages[k]
+			b, inB := other.Messages[k]
+			if inA && inB { // borne by one run only: its condition or event differs, said there
+				add("messages."+k, a, b)
+			}
+		}
+	}
 	// A count a gap in the smaller one's recording may have cut short.
 	count := func(field string, a, b int) {
 		n := len(out)
@@ -532,6 +577,15 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 		}
 	}
 	count("pods.created", total(builtin.Pods)+builtin.Late, total(other.Pods)+other.Late)
+	if builtin.Later != nil && other.Later != nil { // nil: kept by a jobconform that did not record it
+		for _, d := range shapeDiffs(builtin.Later, other.Later) {
+			n := len(out)
+			add("pods.later "+d.path, d.a, d.b)
+			if len(out) > n && out[n].Allowed == "" && (builtin.Gap || other.Gap || builtin.Late > 0 || other.Late > 0) {
+				out[n].Allowed = gapLater
+			}
+		}
+	}
 	onlyA, onlyB := unmatched(builtin.Pods, other.Pods)
 	seen := func(only, late int, gap bool) bool { return only <= late || gap }
 	if (builtin.Late > 0 || other.Late > 0 || builtin.Gap || other.Gap) && seen(onlyA, other.Late, other.Gap) && seen(onlyB, builtin.Late, builtin.Gap) {
@@ -548,6 +602,9 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 	}
 	return out
 }
+
+// gapLater is why pods as last seen may differ where a recording had a gap.
+const gapLater = "a recording had a gap (a watch broken by a restart): a pod's versions inside it, or a pod seen only late, were never seen"
 
 // gapShort is why a run's pod count may fall short of the other's.
 const gapShort = "the run with fewer had a gap in its recording (a watch broken by a restart): a pod created and gone inside it, or not yet relisted at its end, was never seen"
@@ -606,6 +663,10 @@ func shapeDiffs(a, b map[string]int) []fieldDiff {
 }
 
 func describe(flat map[string]string) string {
+	if _, ok := flat["metadata.generateName"]; !ok { // what became of a pod (later)
+		data, _ := json.Marshal(flat)
+		return string(data)
+	}
 	return fmt.Sprintf("generateName %s, index %s", orNone(flat, "metadata.generateName"), orNone(flat, "metadata.annotations."+batchv1.JobCompletionIndexAnnotation))
 }
 

@@ -1,0 +1,88 @@
+package oracle
+
+import (
+	"slices"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Messages (issue #56): the words a user reads on the Job — each
+// condition's message, each event's — compared, with what two runs name
+// differently replaced by placeholders: the pods' names, the namespace, the
+// Job's UID. Numbers stay: an exit code, a rule's index, a count are what
+// the message says. A message is no promise of the API, but a user's
+// alerts and runbooks match them, and upstream keeps them stable across
+// releases; a controller that words them otherwise differs here, said.
+
+// combined is the prefix client-go's event correlator gives an event that
+// stands for ten or more alike (record.EventAggregatorByReasonMessageFunc):
+// which events it combines is timing, what they said is not.
+const combined = "(combined from similar events): "
+
+// messages gathers the distinct messages of o's run by what bears them:
+// "condition <type>=<status>/<reason>" and "event <type>/<reason>".
+type messages map[string][]string
+
+func (m messages) add(key, msg string) {
+	if !slices.Contains(m[key], msg) {
+		m[key] = append(m[key], msg)
+	}
+}
+
+// conditions adds the messages of job's conditions.
+func (m messages) conditions(job *batchv1.Job) {
+	for _, c := range job.Status.Conditions {
+		m.add("condition "+condition(c), c.Message)
+	}
+}
+
+// event adds ev's message.
+func (m messages) event(ev *corev1.Event) {
+	m.add("event "+ev.Type+"/"+ev.Reason, strings.TrimPrefix(ev.Message, combined))
+}
+
+// joined is m canonical, the names replaced: each bearer's distinct
+// messages sorted, joined by " | ".
+func (m messages) joined(names *placeholders) map[string]string {
+	out := map[string]string{}
+	for k, ms := range m {
+		var got []string
+		for _, msg := range ms {
+			if msg = names.replace(msg); !slices.Contains(got, msg) {
+				got = append(got, msg)
+			}
+		}
+		slices.Sort(got)
+		out[k] = strings.Join(got, " | ")
+	}
+	return out
+}
+
+// placeholders replaces the names a run gave at random.
+type placeholders struct{ from, to []string }
+
+func (p *placeholders) name(from, to string) {
+	if from != "" && !slices.Contains(p.from, from) {
+		p.from, p.to = append(p.from, from), append(p.to, to)
+	}
+}
+
+// replace puts the placeholders into s, longest name first (a pod's name
+// holds the Job's).
+func (p *placeholders) replace(s string) string {
+	if len(p.from) == 0 {
+		return s
+	}
+	var pairs []string
+	order := make([]int, len(p.from))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return len(p.from[b]) - len(p.from[a]) })
+	for _, i := range order {
+		pairs = append(pairs, p.from[i], p.to[i])
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
