@@ -127,3 +127,65 @@ func TestMessagesCompared(t *testing.T) {
 		t.Fatalf("another wording: %v", ds)
 	}
 }
+
+// Timestamps (issue #56): compared by what they equal, not by their values.
+func TestTimestampsCompared(t *testing.T) {
+	at := metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))
+	stamped := func(uid string, edit func(*batchv1.Job)) *Observation {
+		return Observe(run(uid, "f", func(j *batchv1.Job, ps []*corev1.Pod) {
+			for _, p := range ps {
+				p.CreationTimestamp = metav1.NewTime(at.Add(time.Second))
+			}
+			j.Status.StartTime = &at
+			for i := range j.Status.Conditions {
+				j.Status.Conditions[i].LastTransitionTime = metav1.NewTime(at.Add(time.Duration(i+5) * time.Second))
+				j.Status.Conditions[i].LastProbeTime = j.Status.Conditions[i].LastTransitionTime
+			}
+			j.Status.CompletionTime = &j.Status.Conditions[1].LastTransitionTime
+			if edit != nil {
+				edit(j)
+			}
+		}), "job", "f")
+	}
+	builtin := stamped("11111111", nil)
+	want := map[string]string{"completionTime": "Complete's lastTransitionTime", "Complete.lastProbeTime": "its lastTransitionTime",
+		"SuccessCriteriaMet.lastProbeTime": "its lastTransitionTime", "startTime written": "1 time(s)", "startTime": "not after the first pod's creation"}
+	for k, v := range want {
+		if builtin.Times[k] != v {
+			t.Errorf("times %s: %q, want %q (all: %v)", k, builtin.Times[k], v, builtin.Times)
+		}
+	}
+	// Other values, the same relations: no difference.
+	if ds := Compare(builtin, stamped("22222222", func(j *batchv1.Job) { later := metav1.NewTime(j.Status.StartTime.Add(-time.Hour)); j.Status.StartTime = &later }), nil); len(ds) != 0 {
+		t.Fatalf("other moments, the same relations: %v", ds)
+	}
+	cases := map[string]func(*batchv1.Job){
+		"times.completionTime": func(j *batchv1.Job) { j.Status.CompletionTime = &j.Status.Conditions[0].LastTransitionTime },
+		"times.Complete.lastProbeTime": func(j *batchv1.Job) { j.Status.Conditions[1].LastProbeTime = metav1.Time{} },
+		"times.startTime": func(j *batchv1.Job) {
+			late := metav1.NewTime(at.Add(time.Minute))
+			j.Status.StartTime = &late
+		},
+	}
+	for field, edit := range cases {
+		ds := Failing(Compare(builtin, stamped("33333333", edit), nil))
+		if !slices.ContainsFunc(ds, func(d Difference) bool { return d.Field == field }) {
+			t.Errorf("%s: want it among the differences, got %v", field, ds)
+		}
+	}
+	// A startTime written again (a resume) and a lastTransitionTime kept
+	// across a change of status are seen across the Job's versions.
+	tl := run("44444444", "f", func(j *batchv1.Job, _ []*corev1.Pod) {
+		j.Status.StartTime = &at
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, LastTransitionTime: at}}
+	})
+	j := tl[len(tl)-1].Job().DeepCopy()
+	again := metav1.NewTime(at.Add(time.Minute))
+	j.Status.StartTime = &again
+	j.Status.Conditions[0].Status = corev1.ConditionFalse
+	tl = append(tl, timeline.Entry{Seq: len(tl), Time: time.Now(), Type: timeline.Modified, Kind: "Job", Name: "job", Object: j})
+	o := Observe(tl, "job", "f")
+	if o.Times["startTime written"] != "2 time(s)" || o.Times["Suspended.lastTransitionTime on a change of status"] != "kept 1 of 1" {
+		t.Fatalf("across versions: %v", o.Times)
+	}
+}

@@ -2,8 +2,10 @@
 // controller compared with the built-in controller's run of the same
 // scenario at the same release, on everything a user can observe that does
 // not depend on timing — the final Job status to the last field, the order
-// of the conditions and their reasons, the shape of every pod as created,
-// the events the Job got, the pods created per index. It finds what no one
+// of the conditions and their reasons, the shape of every pod as created
+// and what became of it (later.go), the events the Job got and the words of
+// its messages (messages.go), what its timestamps equal (times.go), the
+// pods created per index. It finds what no one
 // thought to write an invariant for; the invariants explain, the oracle
 // catches.
 //
@@ -80,6 +82,11 @@ type Observation struct {
 	// run gives at random replaced (messages.go). nil: kept by a
 	// jobconform that did not record them.
 	Messages map[string]string `json:"messages,omitempty"`
+	// Times are what the Job's timestamps equal (times.go): completionTime
+	// Complete's lastTransitionTime, a condition's lastProbeTime its
+	// lastTransitionTime, how often startTime was written. nil: kept by a
+	// jobconform that did not record them.
+	Times map[string]string `json:"times,omitempty"`
 	// PerIndex counts the pods created per completion index (Indexed Jobs).
 	PerIndex map[string]int `json:"perIndex,omitempty"`
 	// Counters is how much each series of the Job controller's counters
@@ -194,7 +201,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 	var last *batchv1.Job
 	deleted := false
 	var cut time.Time // when the Job's deletion was asked for (zero: never)
-	said, names := messages{}, &placeholders{}
+	said, names, stamps := messages{}, &placeholders{}, newTimes()
 	for _, e := range t {
 		switch e.Kind {
 		case "Job":
@@ -212,6 +219,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			}
 			last, deleted, cut = j, false, time.Time{}
 			said.conditions(j)
+			stamps.job(j)
 			names.name(string(j.UID), jobUID)
 			names.name(j.Namespace+"/", "<namespace>/")
 			peak(o, "active", &j.Status.Active)
@@ -249,6 +257,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 		}
 		seenPod[string(p.UID)] = true
 		names.name(p.Name, "<pod>")
+		stamps.pod(p)
 		if slices.ContainsFunc(gaps, func(g timeline.Span) bool { return g.Contains(e.Time) }) {
 			o.Late++
 		} else {
@@ -269,6 +278,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 	o.Events = sumEvents(o.Events)
 	o.Messages = said.joined(names)
 	if last != nil {
+		o.Times = stamps.relations()
 		o.Final = final(last.Status)
 		o.Job = JobShape(last, jobUIDs)
 	}
@@ -541,6 +551,11 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 	}
 	if builtin.Scope == "status" || other.Scope == "status" {
 		return out // a dispatched Job: its pods and events are not the controller's
+	}
+	if builtin.Times != nil && other.Times != nil { // nil: kept by a jobconform that did not record them
+		for _, k := range union(builtin.Times, other.Times) {
+			add("times."+k, orNone(builtin.Times, k), orNone(other.Times, k))
+		}
 	}
 	if builtin.Job != "" && other.Job != "" { // "": kept by a jobconform that did not record it
 		x, y := flatten(builtin.Job), flatten(other.Job)

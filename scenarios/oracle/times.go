@@ -1,0 +1,125 @@
+package oracle
+
+import (
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Timestamps (issue #56). Their values are timing; what each must equal is
+// not, and is compared: a Job's completionTime is its Complete condition's
+// lastTransitionTime (upstream's enactJobFinished), a condition's
+// lastProbeTime is written with its lastTransitionTime, a condition's
+// lastTransitionTime moves when its status does, startTime is written when
+// the Job starts and again at each resume (syncJob) and before its first
+// pod. Each relation is stated as the run showed it and compared with the
+// built-in's; a controller whose timestamps are stale, unset or another
+// moment's differs where its values alone never could be compared.
+// No relation reads the harness's clock: on a user's cluster the
+// apiserver's may be another machine's.
+
+// times follows the Job's versions, before its deletion was asked for.
+type times struct {
+	startWrites  int
+	lastStart    *metav1.Time
+	firstStart   *metav1.Time
+	conds        map[batchv1.JobConditionType]batchv1.JobCondition
+	moved, kept  map[batchv1.JobConditionType]int // lastTransitionTime on a change of status
+	last         *batchv1.Job
+	firstPodTime *metav1.Time
+}
+
+func newTimes() *times {
+	return &times{conds: map[batchv1.JobConditionType]batchv1.JobCondition{}, moved: map[batchv1.JobConditionType]int{}, kept: map[batchv1.JobConditionType]int{}}
+}
+
+// job takes the Job's next version.
+func (t *times) job(j *batchv1.Job) {
+	t.last = j
+	if s := j.Status.StartTime; s != nil && (t.lastStart == nil || !s.Equal(t.lastStart)) {
+		t.startWrites++
+		if t.firstStart == nil {
+			t.firstStart = s
+		}
+	}
+	t.lastStart = j.Status.StartTime
+	for _, c := range j.Status.Conditions {
+		if prev, ok := t.conds[c.Type]; ok && prev.Status != c.Status {
+			if c.LastTransitionTime.Equal(&prev.LastTransitionTime) {
+				t.kept[c.Type]++
+			} else {
+				t.moved[c.Type]++
+			}
+		}
+		t.conds[c.Type] = c
+	}
+}
+
+// pod takes a pod of the Job, as first seen.
+func (t *times) pod(p *corev1.Pod) {
+	if c := p.CreationTimestamp; !c.IsZero() && (t.firstPodTime == nil || c.Before(t.firstPodTime)) {
+		t.firstPodTime = &c
+	}
+}
+
+// relations are what the run's timestamps equal, by name.
+func (t *times) relations() map[string]string {
+	out := map[string]string{}
+	if t.last == nil {
+		return out
+	}
+	s := t.last.Status
+	if s.CompletionTime != nil {
+		rel := "other than Complete's lastTransitionTime"
+		if c := condOf(s, batchv1.JobComplete); c == nil {
+			rel = "without a Complete condition"
+		} else if s.CompletionTime.Equal(&c.LastTransitionTime) {
+			rel = "Complete's lastTransitionTime"
+		}
+		out["completionTime"] = rel
+	}
+	for _, c := range s.Conditions {
+		rel := "other than its lastTransitionTime"
+		switch {
+		case c.LastProbeTime.IsZero():
+			rel = "<unset>"
+		case c.LastProbeTime.Equal(&c.LastTransitionTime):
+			rel = "its lastTransitionTime"
+		}
+		out[string(c.Type)+".lastProbeTime"] = rel
+		if c.LastTransitionTime.IsZero() {
+			out[string(c.Type)+".lastTransitionTime"] = "<unset>"
+		}
+	}
+	for ty := range t.conds {
+		switch {
+		case t.kept[ty] > 0:
+			out[string(ty)+".lastTransitionTime on a change of status"] = "kept " + strconv.Itoa(t.kept[ty]) + " of " + strconv.Itoa(t.kept[ty]+t.moved[ty])
+		case t.moved[ty] > 0:
+			out[string(ty)+".lastTransitionTime on a change of status"] = "moved"
+		}
+	}
+	if t.startWrites > 0 {
+		out["startTime written"] = strconv.Itoa(t.startWrites) + " time(s)"
+	}
+	if t.firstStart != nil && t.firstPodTime != nil {
+		rel := "not after the first pod's creation"
+		if t.firstStart.Time.Truncate(time.Second).After(t.firstPodTime.Time) {
+			rel = "after the first pod's creation"
+		}
+		out["startTime"] = rel
+	}
+	return out
+}
+
+func condOf(s batchv1.JobStatus, ty batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == ty {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
