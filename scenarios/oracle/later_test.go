@@ -156,11 +156,14 @@ func TestTimestampsCompared(t *testing.T) {
 		}
 	}
 	// Other values, the same relations: no difference.
-	if ds := Compare(builtin, stamped("22222222", func(j *batchv1.Job) { later := metav1.NewTime(j.Status.StartTime.Add(-time.Hour)); j.Status.StartTime = &later }), nil); len(ds) != 0 {
+	if ds := Compare(builtin, stamped("22222222", func(j *batchv1.Job) {
+		earlier := metav1.NewTime(j.Status.StartTime.Add(-time.Hour))
+		j.Status.StartTime = &earlier
+	}), nil); len(ds) != 0 {
 		t.Fatalf("other moments, the same relations: %v", ds)
 	}
 	cases := map[string]func(*batchv1.Job){
-		"times.completionTime": func(j *batchv1.Job) { j.Status.CompletionTime = &j.Status.Conditions[0].LastTransitionTime },
+		"times.completionTime":         func(j *batchv1.Job) { j.Status.CompletionTime = &j.Status.Conditions[0].LastTransitionTime },
 		"times.Complete.lastProbeTime": func(j *batchv1.Job) { j.Status.Conditions[1].LastProbeTime = metav1.Time{} },
 		"times.startTime": func(j *batchv1.Job) {
 			late := metav1.NewTime(at.Add(time.Minute))
