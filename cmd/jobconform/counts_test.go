@@ -17,19 +17,30 @@ func TestREADMECounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	conformance, err := catalog.Load() // the explored/ corpus is counted apart
+	if err != nil {
+		t.Fatal(err)
+	}
+	explored, err := catalog.LoadExplored()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Conformance) != len(conformance)+len(explored) {
+		t.Errorf("the conformance suite runs %d scenarios, not conformance/'s %d and explored/'s %d", len(set.Conformance), len(conformance), len(explored))
+	}
 	claims(t, "README.md", map[string]int{
 		`(\d+) invariants are checked`:                        len(invariants.All),
-		"`scenarios/catalog/conformance/\\*.yaml`, (\\d+) of": len(set.Conformance),
+		"`scenarios/catalog/conformance/\\*.yaml`, (\\d+) of": len(conformance),
 		"`scenarios/catalog/chaos/\\*.yaml`,\\s+(\\d+) more":  len(set.Chaos),
 		`the checks catch (\d+) realistic`:                    len(mutants.All()),
 	})
 	claims(t, "docs/architecture.md", map[string]int{
-		"`conformance/\\*.yaml` \\((\\d+)\\)":      len(set.Conformance),
+		"`conformance/\\*.yaml` \\((\\d+)\\)":      len(conformance),
 		"`chaos/\\*.yaml` \\((\\d+)\\)":            len(set.Chaos),
 		`on purpose, from outside its code: (\d+)`: len(mutants.All()),
 	})
 	claims(t, "docs/checks.md", map[string]int{
-		"`scenarios/catalog/conformance/\\*.yaml`, (\\d+) of": len(set.Conformance),
+		"`scenarios/catalog/conformance/\\*.yaml`, (\\d+) of": len(conformance),
 		"`scenarios/catalog/chaos/\\*.yaml`, (\\d+) more":     len(set.Chaos),
 	})
 	claims(t, "docs/mutation.md", map[string]int{

@@ -40,6 +40,8 @@ func exploreCmd(ctx context.Context, args []string) error {
 	budget := fs.Duration("budget", 0, "keep exploring in rounds of --cases cases, each round the seed's next ones, until this long has passed (0: one round); a round started runs to its end")
 	out := fs.String("out", "", "directory to write the cases into, a file each (default <artifacts>/explore/seed-S; with --budget, a directory round-R each); a file there is never overwritten with other bytes")
 	shrinkBudget := fs.Duration("shrink-budget", 20*time.Minute, "how long to spend shrinking the failing cases, all of them together (0: none)")
+	keep := fs.String("keep", "", "keep the corpus into this directory (scenarios/catalog/explored: the conformance suite runs it): every shrunk reproducer, and --keep-sample of the cases every controller passed, chosen by the seed")
+	keepSample := fs.Int("keep-sample", 3, "with --keep: how many passing cases to keep")
 	writeOnly := fs.Bool("write-only", false, "write the cases and stop (run them later with jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios DIR)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
@@ -52,6 +54,9 @@ func exploreCmd(ctx context.Context, args []string) error {
 	}
 	if err := exploreClash(fs, o, *budget, *writeOnly); err != nil {
 		return err
+	}
+	if *keep != "" && (*writeOnly || *keepSample < 0) {
+		return usageError{fmt.Errorf("explore: --keep keeps what a run found: not with --write-only, and --keep-sample %d must be 0 or more", *keepSample)}
 	}
 	if *out == "" {
 		*out = filepath.Join(orDefault(o.Run.Artifacts, options.Artifacts()), "explore", fmt.Sprintf("seed-%d", *seed))
@@ -89,6 +94,13 @@ func exploreCmd(ctx context.Context, args []string) error {
 		if err := appendShrunk(filepath.Join(o.Run.Artifacts, "summary.md"), *out, shrinks); err != nil {
 			return err
 		}
+	}
+	if *keep != "" {
+		kept, err := keepCorpus(*keep, *seed, *keepSample, o.ReferenceFaults, ex.generated, ex.runs, shrinks)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  kept %d new case(s) in %s: %s\n", len(kept), *keep, strings.Join(kept, ", "))
 	}
 	return errors.Join(ex.verdicts...)
 }

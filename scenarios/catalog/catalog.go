@@ -1,8 +1,10 @@
 // Package catalog embeds jobconform's scenario catalogs: conformance/*.yaml,
 // which the conformance suite runs on any cluster; chaos/*.yaml, whose
 // steps inject disruptions and which the chaos suite runs on clusters the
-// harness controls; and scale/<form>/*.yaml, the scale suite's Jobs of
-// thousands of pods. Assemble adds the scenarios of a user's directories.
+// harness controls; scale/<form>/*.yaml, the scale suite's Jobs of
+// thousands of pods; and explored/*.yaml, the cases jobconform explore kept
+// (its corpus), which the conformance suite runs beside conformance/.
+// Assemble adds the scenarios of a user's directories.
 package catalog
 
 import (
@@ -18,7 +20,7 @@ import (
 	"github.com/jobconform/jobconform/scenarios"
 )
 
-//go:embed conformance/*.yaml chaos/*.yaml scale/*/*.yaml flights/*.yaml drills/*.yaml
+//go:embed conformance/*.yaml chaos/*.yaml scale/*/*.yaml flights/*.yaml drills/*.yaml explored
 var files embed.FS
 
 // LoadFlights returns the Jobs the drills keep in flight, by name.
@@ -80,6 +82,9 @@ func LoadScale(form string) ([]*scenarios.Scenario, error) {
 // Load returns every conformance scenario, validated.
 func Load() ([]*scenarios.Scenario, error) { return load("conformance") }
 
+// LoadExplored returns the cases explore kept (explored/), validated.
+func LoadExplored() ([]*scenarios.Scenario, error) { return load("explored") }
+
 // LoadChaos returns every chaos scenario, validated.
 func LoadChaos() ([]*scenarios.Scenario, error) { return load("chaos") }
 
@@ -121,13 +126,17 @@ func Assemble(builtin bool, dirs ...string) (*Set, error) {
 		}
 	}
 	if builtin {
-		for _, l := range []func() ([]*scenarios.Scenario, error){Load, LoadChaos} {
-			all, err := l()
+		for _, part := range []struct {
+			dir  string
+			load func() ([]*scenarios.Scenario, error)
+		}{{"conformance/", Load}, {"explored/", LoadExplored}, {"chaos/", LoadChaos}} {
+			dir := part.dir
+			all, err := part.load()
 			if err != nil {
 				return nil, err
 			}
 			for _, s := range all {
-				add(s, "jobconform's catalog ("+s.File+")")
+				add(s, "jobconform's catalog ("+dir+s.File+")")
 			}
 		}
 	}

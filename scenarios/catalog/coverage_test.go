@@ -146,7 +146,11 @@ func TestDifferAllowancesDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all = append(all, chaos...)
+	explored, err := LoadExplored()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = append(append(all, chaos...), explored...)
 	for form := range ScaleForms {
 		scale, err := LoadScale(form)
 		if err != nil {

@@ -21,10 +21,14 @@ import (
 // orphans' finalizers released) goes on past the recording's end on a
 // large Job, and would be timing.
 
-// podVersions is a pod's first version seen and its last before the cut.
+// podVersions is a pod's first version seen and its last before the cut:
+// when its Job's deletion was asked for (zero: never). A scenario that
+// deletes a Job and creates another of the same name compares each Job's
+// pods up to their own Job's deletion.
 type podVersions struct {
 	first, last *corev1.Pod
 	deleted     bool
+	cut         time.Time
 }
 
 // see takes e's version of the pod as its last, unless it came after cut
@@ -34,6 +38,14 @@ func (v *podVersions) see(e timeline.Entry, cut time.Time) {
 		return
 	}
 	v.last, v.deleted = e.Pod(), v.deleted || gone(e)
+	if e.Type == timeline.Deleted && len(v.last.Finalizers) > 0 {
+		// A pod gone holds no finalizer. The watch's DELETED event carries
+		// the pod as last stored: where the removal of its last finalizer
+		// deleted it, with that finalizer still on — and whether the
+		// controller's removal or the node's deletion came last is timing.
+		v.last = v.last.DeepCopy()
+		v.last.Finalizers = nil
+	}
 }
 
 // gone tells whether e's pod is being deleted, or was.

@@ -192,3 +192,26 @@ func TestTimestampsCompared(t *testing.T) {
 		t.Fatalf("across versions: %v", o.Times)
 	}
 }
+
+// A pod gone holds no finalizer, whatever the watch's DELETED event
+// carried (the pod as last stored: with the finalizer whose removal
+// deleted it, if the node's deletion came first).
+func TestPodGoneHoldsNoFinalizer(t *testing.T) {
+	released := func(uid string, deletedWith []string) *Observation {
+		tl := run(uid, "f", nil)
+		var gone []timeline.Entry
+		for _, e := range tl {
+			if p := e.Pod(); p != nil {
+				q := p.DeepCopy()
+				q.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+				q.Finalizers = deletedWith
+				gone = append(gone, timeline.Entry{Time: e.Time.Add(time.Second), Type: timeline.Deleted, Kind: "Pod", Name: q.Name, Object: q})
+			}
+		}
+		return Observe(append(tl, gone...), "job", "f")
+	}
+	a, b := released("11111111", nil), released("22222222", []string{"f"})
+	if ds := Compare(a, b, nil); len(ds) != 0 {
+		t.Fatalf("the same pods gone differ by the DELETED event's finalizers: %v", ds)
+	}
+}

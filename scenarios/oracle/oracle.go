@@ -200,7 +200,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 	jobUIDs := map[string]bool{}
 	var last *batchv1.Job
 	deleted := false
-	var cut time.Time // when the Job's deletion was asked for (zero: never)
+	cuts := map[string]time.Time{} // Job UID → when its deletion was asked for
 	said, names, stamps := messages{}, &placeholders{}, newTimes()
 	for _, e := range t {
 		switch e.Kind {
@@ -211,13 +211,13 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			}
 			jobUIDs[string(j.UID)] = true
 			if j.DeletionTimestamp != nil || e.Type == timeline.Deleted {
-				if !deleted {
-					cut = e.Time
+				if _, ok := cuts[string(j.UID)]; !ok {
+					cuts[string(j.UID)] = e.Time
 				}
 				deleted = true
 				continue
 			}
-			last, deleted, cut = j, false, time.Time{}
+			last, deleted = j, false
 			said.conditions(j)
 			stamps.job(j)
 			names.name(string(j.UID), jobUID)
@@ -249,7 +249,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			continue
 		}
 		if v := pods[string(p.UID)]; v != nil {
-			v.see(e, cut)
+			v.see(e, v.cut)
 			continue
 		}
 		if seenPod[string(p.UID)] || !ownedBy(p, jobUIDs) {
@@ -262,7 +262,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			o.Late++
 		} else {
 			o.Pods[Shape(p, jobUIDs, finalizer)]++
-			pods[string(p.UID)] = &podVersions{first: p, last: p, deleted: gone(e)}
+			pods[string(p.UID)] = &podVersions{first: p, last: p, deleted: gone(e), cut: cuts[string(metav1.GetControllerOf(p).UID)]}
 		}
 		if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
 			if o.PerIndex == nil {
@@ -717,12 +717,21 @@ func flatten(shape string) map[string]string {
 				walk(join(prefix, strconv.Itoa(i)), c)
 			}
 		default:
-			data, _ := json.Marshal(t)
-			out[prefix] = string(data)
+			out[prefix] = leaf(t)
 		}
 	}
 	walk("", v)
 	return out
+}
+
+// leaf is a value as JSON, "<" and ">" as they are (a placeholder in a
+// verdict reads "<none>", not "\u003cnone\u003e").
+func leaf(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func join(prefix, k string) string {
