@@ -80,6 +80,16 @@ func JobFinished(j *batchv1.Job) bool {
 	return false
 }
 
+// JobCondition is the status's condition of type t (nil: none).
+func JobCondition(s batchv1.JobStatus, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
 // PodTerminal tells whether a pod reached Succeeded or Failed.
 func PodTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed

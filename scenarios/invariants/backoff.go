@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/timeline"
 )
 
@@ -72,7 +73,7 @@ var BackoffRespected = Invariant{
 				case unbounded:
 				case j.Spec.BackoffLimitPerIndex != nil:
 					unbounded, unboundedWhy = true, "backoffLimitPerIndex (index-backoff-respected judges each index's backoff)"
-				case ptr.Deref(j.Spec.Suspend, false) || condOf(j.Status, batchv1.JobSuspended) != nil:
+				case ptr.Deref(j.Spec.Suspend, false) || kube.JobCondition(j.Status, batchv1.JobSuspended) != nil:
 					unbounded, unboundedWhy = true, "the Job's suspension at "+e.Time.Format("15:04:05")
 				}
 				s := j.Spec

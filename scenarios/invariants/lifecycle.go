@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios/bugs"
 )
@@ -24,23 +25,14 @@ const clockSlack = time.Second
 // resumedIn tells whether the Job's status in e turned Suspended=False
 // (JobResumed) in this write: its transition differs from prev's.
 func resumedIn(prev, cur *batchv1.Job) *batchv1.JobCondition {
-	c := condOf(cur.Status, batchv1.JobSuspended)
+	c := kube.JobCondition(cur.Status, batchv1.JobSuspended)
 	if c == nil || c.Status != corev1.ConditionFalse {
 		return nil
 	}
-	if p := condOf(prev.Status, batchv1.JobSuspended); p != nil && p.Status == c.Status && p.LastTransitionTime.Equal(&c.LastTransitionTime) {
+	if p := kube.JobCondition(prev.Status, batchv1.JobSuspended); p != nil && p.Status == c.Status && p.LastTransitionTime.Equal(&c.LastTransitionTime) {
 		return nil
 	}
 	return c
-}
-
-func condOf(s batchv1.JobStatus, t batchv1.JobConditionType) *batchv1.JobCondition {
-	for i := range s.Conditions {
-		if s.Conditions[i].Type == t {
-			return &s.Conditions[i]
-		}
-	}
-	return nil
 }
 
 func timeOf(t *metav1.Time) string {
@@ -496,10 +488,10 @@ func suspendTransitions(ctx Context, t timeline.Timeline) (map[string][]time.Tim
 	var last timeline.Entry
 	for _, e := range jobEntries(ctx, t) {
 		cur := e.Job()
-		c := condOf(cur.Status, batchv1.JobSuspended)
+		c := kube.JobCondition(cur.Status, batchv1.JobSuspended)
 		var p *batchv1.JobCondition
 		if prev != nil {
-			p = condOf(prev.Status, batchv1.JobSuspended)
+			p = kube.JobCondition(prev.Status, batchv1.JobSuspended)
 		}
 		if c != nil && (p == nil || p.Status != c.Status || !p.LastTransitionTime.Equal(&c.LastTransitionTime)) {
 			reason := "Suspended"

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jobconform/jobconform/internal/kube"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,7 +75,7 @@ func (t *times) relations() map[string]string {
 	s := t.last.Status
 	if s.CompletionTime != nil {
 		rel := "other than Complete's lastTransitionTime"
-		if c := condOf(s, batchv1.JobComplete); c == nil {
+		if c := kube.JobCondition(s, batchv1.JobComplete); c == nil {
 			rel = "without a Complete condition"
 		} else if s.CompletionTime.Equal(&c.LastTransitionTime) {
 			rel = "Complete's lastTransitionTime"
@@ -113,13 +114,4 @@ func (t *times) relations() map[string]string {
 		out["startTime"] = rel
 	}
 	return out
-}
-
-func condOf(s batchv1.JobStatus, ty batchv1.JobConditionType) *batchv1.JobCondition {
-	for i := range s.Conditions {
-		if s.Conditions[i].Type == ty {
-			return &s.Conditions[i]
-		}
-	}
-	return nil
 }
