@@ -175,11 +175,7 @@ func describeDrill(d *scenarios.Drill, flights map[string]*scenarios.Scenario, c
 	}
 	// ContinueOnFailure: one flight's failure must not hide the others'
 	// verdicts. The built-in's drills first: the others' flights wait for its.
-	first := SpecPriority(0)
-	if c.Name == runner.BuiltIn.Name {
-		first = SpecPriority(1)
-	}
-	Describe(title, Ordered, ContinueOnFailure, labels, first, func() {
+	Describe(title, Ordered, ContinueOnFailure, labels, harness.BuiltInFirst(c), func() {
 		var run, again *drillRun
 		BeforeAll(func(ctx SpecContext) {
 			run, again = flyJudged(ctx, d, flights, c)

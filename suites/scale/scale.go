@@ -210,14 +210,9 @@ func registerScenarios() {
 		env.scenarios, env.under = all, cs // for the warm-up
 		for _, s := range harness.MyShard(Description, all, cs) {
 			for _, c := range Controllers(cs, s.Name) {
-				// The built-in's specs first: each other controller's run
-				// is compared with the built-in's kept run, not one of its
-				// own making (the specs run one at a time, in random order).
-				first := SpecPriority(0)
-				if c.Name == runner.BuiltIn.Name {
-					first = SpecPriority(1)
-				}
-				It(fmt.Sprintf("[%s] %s", c.Name, s.Name), Label(append([]string{"scale"}, s.Features...)...), first, func(ctx SpecContext) {
+				// The built-in's specs first (the specs run one at a time,
+				// in random order).
+				It(fmt.Sprintf("[%s] %s", c.Name, s.Name), Label(append([]string{"scale"}, s.Features...)...), harness.BuiltInFirst(c), func(ctx SpecContext) {
 					run(ctx, s, c)
 				}, SpecTimeout(s.Timeout.Duration+5*time.Minute))
 			}

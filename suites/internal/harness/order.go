@@ -33,6 +33,17 @@ func Priority(suite, text string) ginkgo.SpecPriority {
 	return ginkgo.SpecPriority(int(secs / 10))
 }
 
+// BuiltInFirst is the priority of c's specs in a suite whose specs are not
+// ordered by their measured time (the drills, the scale suite): the
+// built-in's first, so that every other controller's run finds the
+// built-in's kept, its oracle, rather than making one of its own.
+func BuiltInFirst(c runner.Controller) ginkgo.SpecPriority {
+	if c.Name == runner.BuiltIn.Name {
+		return 1
+	}
+	return 0
+}
+
 // OraclePriority is the priority of the built-in's spec p: above every
 // other controller's spec of the same scenario, whose run waits for the
 // built-in's as its oracle (Oracle.Judge), so Ginkgo hands it out first.
