@@ -122,6 +122,20 @@ func TestMessagesCompared(t *testing.T) {
 	if ds := Compare(builtin, worded("22222222", "ns-b", "Reached expected number of succeeded pods", true), nil); len(ds) != 0 {
 		t.Fatalf("the same words, other names: %v", ds)
 	}
+	// A refused creation names a pod that never existed.
+	refused := func(name string) map[string]string {
+		var p placeholders
+		p.generatedFrom("job")
+		m := messages{}
+		m.event(&corev1.Event{Type: "Warning", Reason: "FailedCreate", Message: `Error creating: pods "` + name + `" is forbidden: exceeded quota`})
+		return m.joined(&p)
+	}
+	if a, b := refused("job-7w5vl"), refused("job-0-dx6lc"); a["event Warning/FailedCreate"] != `Error creating: pods "<pod>" is forbidden: exceeded quota` || b["event Warning/FailedCreate"] != a["event Warning/FailedCreate"] {
+		t.Fatalf("generated names: %v, %v", a, b)
+	}
+	if a := refused("jobs-7w5vl"); a["event Warning/FailedCreate"] != `Error creating: pods "jobs-7w5vl" is forbidden: exceeded quota` {
+		t.Fatalf("another Job's name: %v", a)
+	}
 	ds := Failing(Compare(builtin, worded("22222222", "ns-b", "Job completed", false), nil))
 	if len(ds) != 1 || ds[0].Field != "messages.condition Complete=True/CompletionsReached" || ds[0].Other != "Job completed" {
 		t.Fatalf("another wording: %v", ds)

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -60,8 +61,22 @@ func (m messages) joined(names *placeholders) map[string]string {
 	return out
 }
 
-// placeholders replaces the names a run gave at random.
-type placeholders struct{ from, to []string }
+// placeholders replaces the names a run gave at random: those it saw (the
+// pods, the namespace, the Job's UID) and any name generated from the
+// Job's pods' generateName (the Job's name, an index for an Indexed Job,
+// and apiserver's five random characters: names.SimpleNameGenerator) —
+// a refused creation names a pod that never existed (FailedCreate's
+// 'pods "job-7w5vl" is forbidden', seen differ between the built-in's
+// own two runs).
+type placeholders struct {
+	from, to  []string
+	generated *regexp.Regexp
+}
+
+// generatedFrom makes p replace the names generated for job's pods.
+func (p *placeholders) generatedFrom(job string) {
+	p.generated = regexp.MustCompile(`\b` + regexp.QuoteMeta(job) + `-(?:[0-9]+-)?[bcdfghjklmnpqrstvwxz2456789]{5}\b`)
+}
 
 func (p *placeholders) name(from, to string) {
 	if from != "" && !slices.Contains(p.from, from) {
@@ -73,7 +88,7 @@ func (p *placeholders) name(from, to string) {
 // holds the Job's).
 func (p *placeholders) replace(s string) string {
 	if len(p.from) == 0 {
-		return s
+		return p.generic(s)
 	}
 	var pairs []string
 	order := make([]int, len(p.from))
@@ -84,5 +99,13 @@ func (p *placeholders) replace(s string) string {
 	for _, i := range order {
 		pairs = append(pairs, p.from[i], p.to[i])
 	}
-	return strings.NewReplacer(pairs...).Replace(s)
+	return p.generic(strings.NewReplacer(pairs...).Replace(s))
+}
+
+// generic replaces the generated names no run saw.
+func (p *placeholders) generic(s string) string {
+	if p.generated == nil {
+		return s
+	}
+	return p.generated.ReplaceAllString(s, "<pod>")
 }

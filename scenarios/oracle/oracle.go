@@ -202,6 +202,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 	deleted := false
 	cuts := map[string]time.Time{} // Job UID → when its deletion was asked for
 	said, names, stamps := messages{}, &placeholders{}, newTimes()
+	names.generatedFrom(job)
 	for _, e := range t {
 		switch e.Kind {
 		case "Job":
