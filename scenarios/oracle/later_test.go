@@ -163,7 +163,7 @@ func TestTimestampsCompared(t *testing.T) {
 	}
 	builtin := stamped("11111111", nil)
 	want := map[string]string{"completionTime": "Complete's lastTransitionTime", "Complete.lastProbeTime": "its lastTransitionTime",
-		"SuccessCriteriaMet.lastProbeTime": "its lastTransitionTime", "startTime written": "1 time(s)", "startTime": "not after the first pod's creation"}
+		"SuccessCriteriaMet.lastProbeTime": "its lastTransitionTime", "startTime": "not after the first pod's creation"}
 	for k, v := range want {
 		if builtin.Times[k] != v {
 			t.Errorf("times %s: %q, want %q (all: %v)", k, builtin.Times[k], v, builtin.Times)
@@ -190,20 +190,29 @@ func TestTimestampsCompared(t *testing.T) {
 			t.Errorf("%s: want it among the differences, got %v", field, ds)
 		}
 	}
-	// A startTime written again (a resume) and a lastTransitionTime kept
-	// across a change of status are seen across the Job's versions.
-	tl := run("44444444", "f", func(j *batchv1.Job, _ []*corev1.Pod) {
-		j.Status.StartTime = &at
-		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, LastTransitionTime: at}}
-	})
-	j := tl[len(tl)-1].Job().DeepCopy()
-	again := metav1.NewTime(at.Add(time.Minute))
-	j.Status.StartTime = &again
-	j.Status.Conditions[0].Status = corev1.ConditionFalse
-	tl = append(tl, timeline.Entry{Seq: len(tl), Time: time.Now(), Type: timeline.Modified, Kind: "Job", Name: "job", Object: j})
-	o := Observe(tl, "job", "f")
-	if o.Times["startTime written"] != "2 time(s)" || o.Times["Suspended.lastTransitionTime on a change of status"] != "kept 1 of 1" {
-		t.Fatalf("across versions: %v", o.Times)
+	// A lastTransitionTime kept across a change of status is stale once the
+	// two versions arrived staleAfter apart; within it, it proves nothing
+	// (one-second timestamps, late arrivals).
+	resumed := func(after time.Duration, moved bool) *Observation {
+		tl := run("44444444", "f", func(j *batchv1.Job, _ []*corev1.Pod) {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, LastTransitionTime: at}}
+		})
+		j := tl[len(tl)-1].Job().DeepCopy()
+		j.Status.Conditions[0].Status = corev1.ConditionFalse
+		if moved {
+			j.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at.Add(after))
+		}
+		tl = append(tl, timeline.Entry{Seq: len(tl), Time: tl[len(tl)-1].Time.Add(after), Type: timeline.Modified, Kind: "Job", Name: "job", Object: j})
+		return Observe(tl, "job", "f")
+	}
+	const key = "Suspended.lastTransitionTime on a change of status"
+	if o := resumed(time.Minute, false); o.Times[key] != "kept 1 time(s)" {
+		t.Fatalf("a stale lastTransitionTime: %v", o.Times)
+	}
+	for _, o := range []*Observation{resumed(time.Minute, true), resumed(time.Second, false)} {
+		if _, ok := o.Times[key]; ok {
+			t.Fatalf("moved, or kept within %s: %v", staleAfter, o.Times)
+		}
 	}
 }
 

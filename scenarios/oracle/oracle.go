@@ -84,8 +84,8 @@ type Observation struct {
 	Messages map[string]string `json:"messages,omitempty"`
 	// Times are what the Job's timestamps equal (times.go): completionTime
 	// Complete's lastTransitionTime, a condition's lastProbeTime its
-	// lastTransitionTime, how often startTime was written. nil: kept by a
-	// jobconform that did not record them.
+	// lastTransitionTime, startTime not after the first pod. nil: kept by
+	// a jobconform that did not record them.
 	Times map[string]string `json:"times,omitempty"`
 	// PerIndex counts the pods created per completion index (Indexed Jobs).
 	PerIndex map[string]int `json:"perIndex,omitempty"`
@@ -220,7 +220,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			}
 			last, deleted = j, false
 			said.conditions(j)
-			stamps.job(j)
+			stamps.job(j, e.Time)
 			names.name(string(j.UID), jobUID)
 			names.name(j.Namespace+"/", "<namespace>/")
 			peak(o, "active", &j.Status.Active)
