@@ -51,6 +51,10 @@ type Observation struct {
 	// word, on a cluster of the same gates.
 	Gates    string `json:"gates,omitempty"`
 	Scenario string `json:"scenario,omitempty"`
+	// Format is what this jobconform observes and compares (Format): a
+	// kept run of another format is no oracle (a field it compared
+	// differently, or one it did not record, would differ for nothing).
+	Format int `json:"format,omitempty"`
 	// Final is the Job's status as it was last seen before anyone asked
 	// for its deletion, field by field: once it is being deleted it owes
 	// no status (the last write before it is gone depends on timing), and
@@ -175,6 +179,11 @@ func (o *Observation) Dispatched(queued bool) *Observation {
 	return o
 }
 
+// Format is the observations' format: raise it whenever what an
+// Observation holds, or how a field of it is read, changes.
+// 2: pods.later, messages, times (2026-11-29).
+const Format = 2
+
 // Placeholders of what two runs name differently.
 const (
 	jobUID         = "<job-uid>"
@@ -194,7 +203,7 @@ func Observe(t timeline.Timeline, job, finalizer string) *Observation {
 // down, its tracking finalizer already gone — and is counted in Late, its
 // shape not kept.
 func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Span) *Observation {
-	o := &Observation{Final: map[string]string{}, Pods: map[string]int{}, Events: map[string]int{}, Gap: len(gaps) > 0}
+	o := &Observation{Final: map[string]string{}, Pods: map[string]int{}, Events: map[string]int{}, Gap: len(gaps) > 0, Format: Format}
 	seenCond := map[string]bool{}
 	seenPod := map[string]bool{}
 	jobUIDs := map[string]bool{}

@@ -155,6 +155,9 @@ func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Cont
 		r.OracleNote = "not compared with the built-in: " + why
 	case builtin.Skipped != "":
 		r.OracleNote = "not compared with the built-in: its run was skipped: " + builtin.Skipped
+	case builtin.Format != r.Observation.Format:
+		// A kept run (--oracle-from) of another jobconform.
+		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run was kept by a jobconform that observes otherwise (format %d, this one %d): run the built-in again, not --oracle-from", builtin.Format, r.Observation.Format)
 	case builtin.Version != r.Observation.Version || builtin.Nodes != r.Observation.Nodes:
 		// A kept run (--oracle-from) of another release or other nodes.
 		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run is of Kubernetes %s on %s nodes, this one of %s on %s nodes",

@@ -12,7 +12,7 @@ import (
 )
 
 func observed(failed string) *oracle.Observation {
-	return &oracle.Observation{Final: map[string]string{"failed": failed}, Pods: map[string]int{}, Events: map[string]int{}}
+	return &oracle.Observation{Final: map[string]string{"failed": failed}, Pods: map[string]int{}, Events: map[string]int{}, Format: oracle.Format}
 }
 
 // With no built-in run of the scenario in the suite run, the other
@@ -164,13 +164,15 @@ func TestOracleKeptRunKeyed(t *testing.T) {
 	o := &Oracle{From: &store}
 	for _, tc := range []struct {
 		scenario, gates, note string
+		format                int
 	}{
-		{oracle.Fingerprint(s), "JobManagedBy=true", ""},
-		{oracle.Fingerprint(&scenarios.Scenario{Name: "s", Description: "edited"}), "JobManagedBy=true", "another version of this scenario"},
-		{oracle.Fingerprint(s), "", "feature gates"},
+		{oracle.Fingerprint(s), "JobManagedBy=true", "", oracle.Format},
+		{oracle.Fingerprint(&scenarios.Scenario{Name: "s", Description: "edited"}), "JobManagedBy=true", "another version of this scenario", oracle.Format},
+		{oracle.Fingerprint(s), "", "feature gates", oracle.Format},
+		{oracle.Fingerprint(s), "JobManagedBy=true", "a jobconform that observes otherwise (format 2, this one 3)", oracle.Format + 1},
 	} {
 		obs := observed("0")
-		obs.Scenario, obs.Gates = tc.scenario, tc.gates
+		obs.Scenario, obs.Gates, obs.Format = tc.scenario, tc.gates, tc.format
 		r := &runner.Result{Observation: obs}
 		o.Judge(context.Background(), s, runner.Reference, r)
 		switch {
