@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/scenarios/explore"
 )
@@ -162,5 +163,16 @@ func TestFailingRuns(t *testing.T) {
 	})
 	if len(got) != 2 || got[0].Scenario != "d" || got[1].Scenario != "a" {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+// A shrinking round runs every candidate to its end: --fail-fast, which
+// explore of a broken controller uses, would let the first failing
+// candidate interrupt the others, and a round would keep no cut.
+func TestShrinkRoundsNeverFailFast(t *testing.T) {
+	var o options.Options
+	o.Run.FailFast = true
+	if shrinkOptions(o).Run.FailFast {
+		t.Fatal("a shrinking round runs --fail-fast")
 	}
 }

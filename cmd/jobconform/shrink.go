@@ -38,6 +38,7 @@ type shrunk struct {
 // under dir, until deadline. o are explore's settings (its controllers,
 // release and nodes).
 func shrinkCase(ctx context.Context, o options.Options, dir string, s *scenarios.Scenario, controller, failure string, deadline time.Time) shrunk {
+	o = shrinkOptions(o)
 	want := explore.Signature(failure)
 	out := shrunk{Case: s.Name, Controller: controller, Failure: failure, Scenario: s, Stopped: "no smaller case fails alike"}
 	cur := s
@@ -70,6 +71,16 @@ func shrinkCase(ctx context.Context, o options.Options, dir string, s *scenarios
 		next.Name = s.Name
 		cur, out.Scenario = next, next
 	}
+}
+
+// shrinkOptions are explore's settings o for a shrinking round: never
+// --fail-fast, whose first failing candidate would interrupt the others
+// (an interrupted run is no failure alike), so that a round would keep no
+// cut however many candidates failed alike — seen shrinking a real
+// failure (explore --fail-fast, 2026-11-29).
+func shrinkOptions(o options.Options) options.Options {
+	o.Run.FailFast = false
+	return o
 }
 
 // firstAlike is the first (smallest) candidate that controller failed with

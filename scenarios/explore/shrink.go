@@ -87,11 +87,26 @@ var signatures = []*regexp.Regexp{
 // anything.
 func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 	var out []func(*scenarios.Scenario) bool
-	// An act with the await before it (a suspension's with the Job's
-	// spec.suspend; a pod act's with the long run it needed).
+	// An act with the await before it (a resume's with the Job's
+	// spec.suspend; a pod act's with the long run it needed); a suspension
+	// in the run with the await before it, its own await and its resume
+	// (cut apart, the Job would stay suspended, or be awaited suspended
+	// without one: seen shrinking a real failure).
 	for i := range s.Steps {
 		if s.Steps[i].Act == nil || i == 0 || s.Steps[i-1].Await == nil {
 			continue
+		}
+		if s.Steps[i].Act.Kind == scenarios.ActSuspend {
+			if j := resumeAfter(s, i); j > 0 {
+				out = append(out, func(c *scenarios.Scenario) bool {
+					c.Steps = slices.Delete(c.Steps, i-1, j+1)
+					return true
+				})
+			}
+			continue
+		}
+		if s.Steps[i].Act.Kind == scenarios.ActResume && suspendedBy(s, i) {
+			continue // an in-run suspension's resume, cut with it
 		}
 		out = append(out, func(c *scenarios.Scenario) bool {
 			if c.Steps[i].Act.Kind == scenarios.ActResume {
@@ -223,8 +238,35 @@ func shorter(s *scenarios.Scenario) bool {
 	return changed
 }
 
-// fitWaves keeps an await of the first wave's active and ready pods (the
-// only counts a generated case awaits) at what the cut Job's first wave is.
+// resumeAfter is the index of the first resume act after step i (-1: none).
+func resumeAfter(s *scenarios.Scenario, i int) int {
+	for j := i + 1; j < len(s.Steps); j++ {
+		if a := s.Steps[j].Act; a != nil && a.Kind == scenarios.ActResume {
+			return j
+		}
+	}
+	return -1
+}
+
+// suspendedBy tells whether the resume at step i ends a suspension made by
+// an act of the run (not the Job's spec.suspend at creation).
+func suspendedBy(s *scenarios.Scenario, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		if a := s.Steps[j].Act; a != nil {
+			switch a.Kind {
+			case scenarios.ActSuspend:
+				return true
+			case scenarios.ActResume:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// fitWaves keeps an await of the first wave's active and ready pods at
+// what the cut Job's first wave is; an await of no active pods (a
+// suspension's) stays.
 func fitWaves(s *scenarios.Scenario) {
 	wave := int32(1)
 	if s.Job.Parallelism != nil {
@@ -234,7 +276,7 @@ func fitWaves(s *scenarios.Scenario) {
 		wave = min(wave, *s.Job.Completions)
 	}
 	for i := range s.Steps {
-		if a := s.Steps[i].Await; a != nil && a.Active != nil {
+		if a := s.Steps[i].Await; a != nil && a.Active != nil && *a.Active != 0 {
 			a.Active = ptr.To(wave)
 			if a.Ready != nil {
 				a.Ready = ptr.To(wave)

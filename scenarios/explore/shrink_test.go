@@ -1,10 +1,13 @@
 package explore
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jobconform/jobconform/scenarios"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Every candidate Shrink gives is one cut of its case: a valid scenario
@@ -83,5 +86,47 @@ func TestSignature(t *testing.T) {
 		if got := Signature(in); got != want {
 			t.Errorf("Signature(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A suspension in the run is cut whole (the await before it, its own await
+// and its resume), and its await of no active pods is never refitted to a
+// wave: a case shrinking a real failure (seed 2, case 23, 2026-11-29) had
+// candidates awaiting a suspended Job of 2 active pods, or one suspended
+// without its act, which no controller can pass.
+func TestShrinkKeepsSuspensionsWhole(t *testing.T) {
+	seen := 0
+	for _, c := range Generate(2, 60) {
+		var suspended bool
+		for _, st := range c.Scenario.Steps {
+			suspended = suspended || (st.Act != nil && st.Act.Kind == scenarios.ActSuspend)
+		}
+		if !suspended {
+			continue
+		}
+		seen++
+		for _, k := range Shrink(c.Scenario) {
+			suspends, resumes := 0, 0
+			if ptr.Deref(k.Job.Suspend, false) {
+				suspends++
+			}
+			for _, st := range k.Steps {
+				if st.Act != nil && st.Act.Kind == scenarios.ActSuspend {
+					suspends++
+				}
+				if st.Act != nil && st.Act.Kind == scenarios.ActResume {
+					resumes++
+				}
+				if a := st.Await; a != nil && slices.Contains(a.Conditions, string(batchv1.JobSuspended)) && a.Active != nil && *a.Active != 0 {
+					t.Errorf("%s: a suspended Job awaited with %d active pods", k.Name, *a.Active)
+				}
+			}
+			if suspends != resumes {
+				t.Errorf("%s: %d suspensions (the Job's spec.suspend counted), %d resumes", k.Name, suspends, resumes)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no generated case of seed 2 suspends in its run")
 	}
 }
