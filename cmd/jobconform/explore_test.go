@@ -104,10 +104,10 @@ func TestFirstAlike(t *testing.T) {
 		{Scenario: cands[1].Name, Controller: "reference", Verdict: "PASS"},
 		{Scenario: cands[2].Name, Controller: "reference", Verdict: "FAIL", Failures: []string{"harness error: x", "differential status.failed: built-in 0, this controller 3"}},
 	}
-	if got := firstAlike(cands, runs, "reference", "differential status.failed"); got != cands[2] {
-		t.Errorf("want candidate 3, got %v", got)
+	if got, failure := firstAlike(cands, runs, "reference", "differential status.failed"); got != cands[2] || failure != "differential status.failed: built-in 0, this controller 3" {
+		t.Errorf("want candidate 3 with its own failure, got %v, %q", got, failure)
 	}
-	if got := firstAlike(cands, runs, "reference", "invariant none"); got != nil {
+	if got, _ := firstAlike(cands, runs, "reference", "invariant none"); got != nil {
 		t.Errorf("want none, got %s", got.Name)
 	}
 }

@@ -63,11 +63,11 @@ func shrinkCase(ctx context.Context, o options.Options, dir string, s *scenarios
 			out.Stopped = "round " + fmt.Sprint(round) + " did not run: " + err.Error()
 			return out
 		}
-		next := firstAlike(cands, runs, controller, want)
+		next, failure := firstAlike(cands, runs, controller, want)
 		if next == nil {
 			return out
 		}
-		out.Cuts++
+		out.Cuts, out.Failure = out.Cuts+1, failure
 		next.Name = s.Name
 		cur, out.Scenario = next, next
 	}
@@ -84,8 +84,10 @@ func shrinkOptions(o options.Options) options.Options {
 }
 
 // firstAlike is the first (smallest) candidate that controller failed with
-// a failure of signature want.
-func firstAlike(cands []*scenarios.Scenario, runs []reports.Run, controller, want string) *scenarios.Scenario {
+// a failure of signature want;
+// failure is that candidate's own failure of the signature (its values are
+// the cut case's, not the original's).
+func firstAlike(cands []*scenarios.Scenario, runs []reports.Run, controller, want string) (c *scenarios.Scenario, failure string) {
 	for _, c := range cands {
 		i := slices.IndexFunc(runs, func(r reports.Run) bool {
 			return r.Scenario == c.Name && r.Controller == controller && r.Verdict == "FAIL"
@@ -93,11 +95,11 @@ func firstAlike(cands []*scenarios.Scenario, runs []reports.Run, controller, wan
 		if i < 0 {
 			continue
 		}
-		if slices.ContainsFunc(runs[i].Failures, func(f string) bool { return explore.Signature(f) == want }) {
-			return c
+		if j := slices.IndexFunc(runs[i].Failures, func(f string) bool { return explore.Signature(f) == want }); j >= 0 {
+			return c, runs[i].Failures[j]
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // runCandidates runs cands as the conformance suite's only scenarios,
