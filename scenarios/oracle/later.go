@@ -31,10 +31,10 @@ type podVersions struct {
 	cut         time.Time
 }
 
-// see takes e's version of the pod as its last, unless it came after cut
-// (non-zero: when the Job's deletion was asked for).
-func (v *podVersions) see(e timeline.Entry, cut time.Time) {
-	if !cut.IsZero() && e.Time.After(cut) {
+// see takes e's version of the pod as its last, unless it came after the
+// cut.
+func (v *podVersions) see(e timeline.Entry) {
+	if !v.cut.IsZero() && e.Time.After(v.cut) {
 		return
 	}
 	v.last, v.deleted = e.Pod(), v.deleted || gone(e)

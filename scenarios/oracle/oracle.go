@@ -259,7 +259,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			continue
 		}
 		if v := pods[string(p.UID)]; v != nil {
-			v.see(e, v.cut)
+			v.see(e)
 			continue
 		}
 		if seenPod[string(p.UID)] || !ownedBy(p, jobUIDs) {
@@ -272,7 +272,9 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			o.Late++
 		} else {
 			o.Pods[Shape(p, jobUIDs, finalizer)]++
-			pods[string(p.UID)] = &podVersions{first: p, last: p, deleted: gone(e), cut: cuts[string(metav1.GetControllerOf(p).UID)]}
+			v := &podVersions{first: p, last: p, cut: cuts[string(metav1.GetControllerOf(p).UID)]}
+			v.see(e) // a first version that is the pod's deletion holds no finalizer either
+			pods[string(p.UID)] = v
 		}
 		if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
 			if o.PerIndex == nil {
