@@ -1,6 +1,8 @@
 package oracle
 
 import (
+	"cmp"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -69,8 +71,9 @@ func (m messages) joined(names *placeholders) map[string]string {
 // 'pods "job-7w5vl" is forbidden', seen differ between the built-in's
 // own two runs).
 type placeholders struct {
-	from, to  []string
+	names     map[string]string // a name seen → its placeholder
 	generated *regexp.Regexp
+	replacer  *strings.Replacer // of names, made once they are all seen
 }
 
 // generatedFrom makes p replace the names generated for job's pods.
@@ -79,27 +82,27 @@ func (p *placeholders) generatedFrom(job string) {
 }
 
 func (p *placeholders) name(from, to string) {
-	if from != "" && !slices.Contains(p.from, from) {
-		p.from, p.to = append(p.from, from), append(p.to, to)
+	if from == "" {
+		return
 	}
+	if p.names == nil {
+		p.names = map[string]string{}
+	}
+	p.names[from] = to
 }
 
 // replace puts the placeholders into s, longest name first (a pod's name
 // holds the Job's).
 func (p *placeholders) replace(s string) string {
-	if len(p.from) == 0 {
-		return p.generic(s)
+	if p.replacer == nil {
+		from := slices.SortedFunc(maps.Keys(p.names), func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+		var pairs []string
+		for _, f := range from {
+			pairs = append(pairs, f, p.names[f])
+		}
+		p.replacer = strings.NewReplacer(pairs...)
 	}
-	var pairs []string
-	order := make([]int, len(p.from))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return len(p.from[b]) - len(p.from[a]) })
-	for _, i := range order {
-		pairs = append(pairs, p.from[i], p.to[i])
-	}
-	return p.generic(strings.NewReplacer(pairs...).Replace(s))
+	return p.generic(p.replacer.Replace(s))
 }
 
 // generic replaces the generated names no run saw.
