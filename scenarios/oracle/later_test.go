@@ -238,3 +238,22 @@ func TestPodGoneHoldsNoFinalizer(t *testing.T) {
 		t.Fatalf("the same pods gone differ by the DELETED event's finalizers: %v", ds)
 	}
 }
+
+// A Job ever suspended says nothing of its startTime against its first
+// pod: upstream writes it again at a resume after the resumed pods are
+// created (a drill's flight-suspended: the reference's fell a second
+// after its first pod).
+func TestStartTimeOfASuspendedJobNotRelated(t *testing.T) {
+	at := metav1.NewTime(time.Now().Truncate(time.Second))
+	o := Observe(run("11111111", "f", func(j *batchv1.Job, ps []*corev1.Pod) {
+		for _, p := range ps {
+			p.CreationTimestamp = at
+		}
+		later := metav1.NewTime(at.Add(time.Second))
+		j.Status.StartTime = &later
+		j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse, Reason: "JobResumed"})
+	}), "job", "f")
+	if rel, ok := o.Times["startTime"]; ok {
+		t.Fatalf("a resumed Job's startTime related to its first pod: %q", rel)
+	}
+}

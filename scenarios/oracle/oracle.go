@@ -181,8 +181,9 @@ func (o *Observation) Dispatched(queued bool) *Observation {
 
 // Format is the observations' format: raise it whenever what an
 // Observation holds, or how a field of it is read, changes.
-// 2: pods.later, messages, times (2026-11-29).
-const Format = 2
+// 2: pods.later, messages, times; 3: no startTime relation for a Job ever
+// suspended (2026-11-29).
+const Format = 3
 
 // Placeholders of what two runs name differently.
 const (

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Timestamps (issue #56). Their values are timing; what each must equal is
@@ -15,7 +16,7 @@ import (
 // lastTransitionTime (upstream's enactJobFinished), a condition's
 // lastProbeTime is written with its lastTransitionTime, a condition's
 // lastTransitionTime moves when its status does, startTime is written
-// before the first pod is created (syncJob). Each relation is stated as the run showed it and compared with the
+// before the first pod is created (syncJob; of a Job never suspended). Each relation is stated as the run showed it and compared with the
 // built-in's; a controller whose timestamps are stale, unset or another
 // moment's differs where its values alone never could be compared.
 // No relation reads the harness's clock: on a user's cluster the
@@ -28,6 +29,12 @@ type times struct {
 	stale        map[batchv1.JobConditionType]int
 	last         *batchv1.Job
 	firstPodTime *metav1.Time
+	// suspended: the Job was ever suspended. Upstream writes startTime
+	// again at a resume after creating the resumed pods in the same sync
+	// (syncJob: manageJob, then the Resumed branch's now), so the startTime
+	// of a Job ever suspended may fall in a later second than its first
+	// pod: timing (seen in a drill's flight-suspended, 2026-11-29).
+	suspended bool
 }
 
 // seenCondition is a condition as last seen, and when its status was.
@@ -50,6 +57,7 @@ func newTimes() *times {
 // job takes the Job's next version, recorded at at.
 func (t *times) job(j *batchv1.Job, at time.Time) {
 	t.last = j
+	t.suspended = t.suspended || ptr.Deref(j.Spec.Suspend, false) || kube.JobCondition(j.Status, batchv1.JobSuspended) != nil
 	if s := j.Status.StartTime; s != nil && t.firstStart == nil {
 		t.firstStart = s
 	}
@@ -108,7 +116,7 @@ func (t *times) relations() map[string]string {
 		// Only a stale one is said: a change within staleAfter proves nothing.
 		out[string(ty)+".lastTransitionTime on a change of status"] = "kept " + strconv.Itoa(n) + " time(s)"
 	}
-	if t.firstStart != nil && t.firstPodTime != nil {
+	if t.firstStart != nil && t.firstPodTime != nil && !t.suspended {
 		rel := "not after the first pod's creation"
 		if t.firstStart.Time.Truncate(time.Second).After(t.firstPodTime.Time) {
 			rel = "after the first pod's creation"

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -169,7 +170,7 @@ func TestOracleKeptRunKeyed(t *testing.T) {
 		{oracle.Fingerprint(s), "JobManagedBy=true", "", oracle.Format},
 		{oracle.Fingerprint(&scenarios.Scenario{Name: "s", Description: "edited"}), "JobManagedBy=true", "another version of this scenario", oracle.Format},
 		{oracle.Fingerprint(s), "", "feature gates", oracle.Format},
-		{oracle.Fingerprint(s), "JobManagedBy=true", "a jobconform that observes otherwise (format 2, this one 3)", oracle.Format + 1},
+		{oracle.Fingerprint(s), "JobManagedBy=true", fmt.Sprintf("a jobconform that observes otherwise (format %d, this one %d)", oracle.Format, oracle.Format+1), oracle.Format + 1},
 	} {
 		obs := observed("0")
 		obs.Scenario, obs.Gates, obs.Format = tc.scenario, tc.gates, tc.format
