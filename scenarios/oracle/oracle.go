@@ -86,9 +86,9 @@ type Observation struct {
 	// run gives at random replaced (messages.go). nil: kept by a
 	// jobconform that did not record them.
 	Messages map[string]string `json:"messages,omitempty"`
-	// Times are what the Job's timestamps equal (times.go): completionTime
-	// Complete's lastTransitionTime, a condition's lastProbeTime its
-	// lastTransitionTime, startTime not after the first pod. nil: kept by
+	// Times are what the Job's timestamps equal (times.go): a condition's
+	// lastProbeTime its lastTransitionTime, startTime not after the first
+	// pod. nil: kept by
 	// a jobconform that did not record them.
 	Times map[string]string `json:"times,omitempty"`
 	// PerIndex counts the pods created per completion index (Indexed Jobs).
@@ -182,8 +182,8 @@ func (o *Observation) Dispatched(queued bool) *Observation {
 // Format is the observations' format: raise it whenever what an
 // Observation holds, or how a field of it is read, changes.
 // 2: pods.later, messages, times; 3: no startTime relation for a Job ever
-// suspended (2026-11-29).
-const Format = 3
+// suspended; 4: no completionTime relation (2026-11-29).
+const Format = 4
 
 // Placeholders of what two runs name differently.
 const (
