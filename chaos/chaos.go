@@ -153,17 +153,20 @@ type Random struct {
 	GracePeriod *int64 `json:"gracePeriod,omitempty"`
 }
 
-// KillsController tells whether the action kills the controller under test
-// (SIGKILL) rather than stopping it: whatever it had not yet sent, such as
-// the events its recorder queues, is lost with it.
-func (a Action) KillsController() bool {
+// StopsController tells whether the action stops the controller under
+// test, gracefully or not (a restart, a stop, a feature-gate flip, a random
+// plan that may draw one): whatever it had not yet sent, such as the events
+// its recorder queues, may be lost with it — a SIGKILL takes the queue, and
+// a graceful stop shuts client-go's broadcaster down, which cancels the
+// sends in flight.
+func (a Action) StopsController() bool {
 	switch {
-	case a.ControllerRestart != nil:
-		return a.ControllerRestart.Crash
-	case a.ControllerStop != nil:
-		return a.ControllerStop.Crash
+	case a.ControllerRestart != nil, a.ControllerStop != nil, len(a.FeatureGates) > 0:
+		return true
 	case a.Random != nil:
-		return slices.Contains(a.Random.Menu, KindControllerCrash)
+		return slices.ContainsFunc(a.Random.Menu, func(k string) bool {
+			return k == KindControllerCrash || k == KindControllerRestart || k == KindControllerStop || k == KindFeatureGates
+		})
 	}
 	return false
 }

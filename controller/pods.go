@@ -166,10 +166,18 @@ func (c *Controller) adoptPod(ctx context.Context, job *batchv1.Job, p *corev1.P
 	return out, err
 }
 
-// releasePod drops job's controller reference from a pod that no longer matches.
+// releasePod drops job's controller reference from a pod that no longer
+// matches, and the tracking finalizer with it: one patch, as upstream's
+// ReleasePod sends (the same request: the differential verdict compares
+// them).
 func (c *Controller) releasePod(ctx context.Context, job *batchv1.Job, p *corev1.Pod) error {
-	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":%q}],"uid":%q}}`, job.UID, p.UID)
-	_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	owner := []map[string]string{{"$patch": "delete", "uid": string(job.UID)}}
+	meta := map[string]any{"uid": p.UID, "ownerReferences": owner, "$deleteFromPrimitiveList/finalizers": []string{c.finalizer}}
+	patch, err := json.Marshal(map[string]any{"metadata": meta})
+	if err != nil {
+		return err
+	}
+	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
 		return nil
 	}

@@ -74,6 +74,8 @@ type Run struct {
 	Oracle *Oracle
 	// Unjudged: see Result.Unjudged.
 	Unjudged []string `json:",omitempty"`
+	// Again: see Result.Again.
+	Again string `json:",omitempty"`
 	// Starvation: see Result.Starvation.
 	Starvation *starvation.Reading `json:",omitempty"`
 	// Interrupted: the framework stopped the spec before its end (an
@@ -169,6 +171,9 @@ type Result struct {
 	// Unjudged says what of the run a check could not judge, and why
 	// ("invariant: what"): neither a failure nor a pass.
 	Unjudged []string `json:"unjudged,omitempty"`
+	// Again says why this run was made again and how the first run,
+	// which it stands in for, failed ("": it was not).
+	Again string `json:"again,omitempty"`
 }
 
 // Oracle is a run's differential verdict: every field in which it differed
@@ -197,7 +202,7 @@ func NewRun(s Spec, res *Result, lines string) (Run, error) {
 	if res != nil {
 		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
 			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates
-		r.Figures, r.MirrorLags, r.Oracle, r.Unjudged, r.Starvation = res.Figures, res.MirrorLags, res.Oracle, res.Unjudged, res.Starvation
+		r.Figures, r.MirrorLags, r.Oracle, r.Unjudged, r.Starvation, r.Again = res.Figures, res.MirrorLags, res.Oracle, res.Unjudged, res.Starvation, res.Again
 		if res.Seconds > 0 {
 			// The scenario's own time: a drill's flight is judged by a
 			// spec of its own after it flew, which takes no time.

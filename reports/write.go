@@ -67,6 +67,7 @@ type section struct {
 	Chaos                  []ChaosAction
 	Oracle                 *Oracle
 	Unjudged               []string
+	Again                  string
 	// Machine is the starvation meter's reading of the run, Starved its
 	// note when it was red.
 	Machine, Starved string
@@ -225,7 +226,7 @@ func build(runs []Run, title string) page {
 		}
 		if r.Verdict != "skip" {
 			s := section{Anchor: anchor(r, i), Title: r.Scenario + " — " + columnOf(r).String(), Verdict: r.Verdict,
-				Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, Oracle: r.Oracle, Unjudged: r.Unjudged, SVG: template.HTML(Timeline(r))}
+				Seed: r.Seed, Failures: r.Failures, Chaos: r.Chaos, Oracle: r.Oracle, Unjudged: r.Unjudged, Again: r.Again, SVG: template.HTML(Timeline(r))}
 			if m := r.Starvation; m != nil && m.Samples > 0 {
 				s.Machine, s.Starved = m.String(), m.Note()
 			}
@@ -429,6 +430,7 @@ pre{font-size:12px;white-space:pre-wrap}
 {{with .Oracle}}{{if .Note}}<p class="oracle">{{.Note}}</p>{{end}}{{if .Differences}}<table class="oracle"><caption>Compared with the built-in's run of this scenario</caption><tr><th>field</th><th>built-in</th><th>this controller</th><th>allowed because</th></tr>
 {{range .Differences}}<tr class="{{if .Allowed}}allowed{{else}}FAIL{{end}}"><td>{{.Field}}</td><td><code>{{.BuiltIn}}</code></td><td><code>{{.Other}}</code></td><td>{{.Allowed}}</td></tr>
 {{end}}</table>{{end}}{{end}}
+{{if .Again}}<p class="again">{{.Again}}</p>{{end}}
 {{if .Unjudged}}<ul class="unjudged">{{range .Unjudged}}<li>not judged — {{.}}</li>
 {{end}}</ul>{{end}}
 {{if .Machine}}<p class="machine{{if .Starved}} starved{{end}}">machine while it ran: {{.Machine}}{{if .Starved}} — <b>starved</b>{{end}}</p>{{end}}

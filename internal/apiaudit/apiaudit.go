@@ -1,7 +1,9 @@
 // Package apiaudit keeps and reads an apiserver audit log of some users'
 // requests: how many API requests each Job controller made, by verb and
-// resource (the scale suite's side-by-side table, issue #32). The
-// apiserver's own request metrics do not say which client asked.
+// resource (the scale suite's side-by-side table, issue #32), and which
+// kinds of write it sent about a scenario's objects (Sent: the
+// differential verdict's requests, issue #56). The apiserver's own request
+// metrics do not say which client asked.
 package apiaudit
 
 import (
@@ -16,14 +18,16 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Policy is an audit policy that logs the requests of users at the
-// Metadata level, once each (when the response is complete), and nothing
-// else.
+// Policy is an audit policy that logs the requests of users once each
+// (when the response is complete), and nothing else: their patches and
+// deletes at the Request level (what a patch changes, a delete's options:
+// Sent), the rest at the Metadata level.
 func Policy(users []string) ([]byte, error) {
 	p := auditv1.Policy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "audit.k8s.io/v1", Kind: "Policy"},
 		OmitStages: []auditv1.Stage{auditv1.StageRequestReceived, auditv1.StageResponseStarted},
 		Rules: []auditv1.PolicyRule{
+			{Level: auditv1.LevelRequest, Users: users, Verbs: []string{"patch", "delete", "deletecollection"}},
 			{Level: auditv1.LevelMetadata, Users: users},
 			{Level: auditv1.LevelNone},
 		},

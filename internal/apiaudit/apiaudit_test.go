@@ -18,7 +18,8 @@ func TestPolicyLogsOnlyTheUsers(t *testing.T) {
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
-	if p.Kind != "Policy" || len(p.Rules) != 2 || p.Rules[0].Level != auditv1.LevelMetadata || len(p.Rules[0].Users) != 2 || p.Rules[1].Level != auditv1.LevelNone {
+	if p.Kind != "Policy" || len(p.Rules) != 3 || p.Rules[0].Level != auditv1.LevelRequest || len(p.Rules[0].Users) != 2 || len(p.Rules[0].Verbs) != 3 ||
+		p.Rules[1].Level != auditv1.LevelMetadata || len(p.Rules[1].Users) != 2 || len(p.Rules[1].Verbs) != 0 || p.Rules[2].Level != auditv1.LevelNone {
 		t.Errorf("policy:\n%s", data)
 	}
 }

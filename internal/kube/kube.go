@@ -23,6 +23,11 @@ const (
 	RunLabel  = "jobconform.io/run"
 )
 
+// JobControllerUser is the identity of kube-controller-manager's Job
+// controller where it runs with --use-service-account-credentials (the
+// local provider's): its requests in the apiserver's audit log.
+const JobControllerUser = "system:serviceaccount:kube-system:job-controller"
+
 // CreateNamespace makes a namespace named after prefix, of run (RunLabel;
 // "" for none), and waits for its default ServiceAccount: the
 // ServiceAccount admission plugin rejects pods created before it exists,

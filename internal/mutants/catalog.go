@@ -460,6 +460,11 @@ var catalog = []Mutant{
 			{"pods.go", "\t\t\"$deleteFromPrimitiveList/finalizers\": []string{c.finalizer},\n",
 				"\t\t\"$deleteFromPrimitiveList/finalizers\": []string{c.finalizer},\n\t\t\"annotations\": map[string]string{\"jobconform.io/counted\": \"true\"},\n"},
 		}},
+	{Name: "background-pod-deletes", Suite: "conformance", Labels: "suspend || backoff || deadline",
+		Breaks: "deletes its pods with propagationPolicy Background (upstream sends no options): a request other than upstream's that changes nothing a pod shows; no invariant names it, the differential verdict's requests fields do",
+		Edits: []Edit{
+			{"sync.go", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}, PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}"},
+		}},
 }
 
 // staleTemplate is the stale-template mutant's memory of each Job's first

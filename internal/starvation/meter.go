@@ -4,7 +4,8 @@
 // cheap request — so that a verdict of "too late" can say whether the
 // machine, not only the controller, was slow then. It never turns a
 // verdict by the clock into a pass: it adds what a reader needs to tell the
-// two apart. A proof by the controller's own acts (invariants' cause lines)
+// two apart, and a suite runs a run that failed on a red reading once more
+// (suites/internal/harness), whose verdict stands. A proof by the controller's own acts (invariants' cause lines)
 // holds only up to the load it was measured at: past it the proof is not
 // used (Between), and the verdict says so.
 package starvation

@@ -241,8 +241,10 @@ func (g *gen) pods(s *scenarios.Scenario, indexed bool, completions int32, onFai
 	if g.chance(0.3) {
 		// A trap: the pod needs a while to end once told to, its grace
 		// period either longer (exits with the trap's code) or shorter
-		// (killed, 137).
-		delay := pick(g, 2, 5)
+		// (killed, 137). 15 s outlasts the finalizer-released bound
+		// (invariants.ReleaseWithin): a controller that releases a
+		// finished Job's pods only when they end stalls past it.
+		delay := pick(g, 2, 5, 15)
 		s.Pods.SIGTERM = &struct {
 			Delay    yamltypes.Duration `json:"delay"`
 			ExitCode *int32             `json:"exitCode,omitempty"`

@@ -105,8 +105,15 @@ func (p *placeholders) replace(s string) string {
 	return p.generic(p.replacer.Replace(s))
 }
 
-// generic replaces the generated names no run saw.
+// apiUser is the identity an apiserver's refusal names ("pods is
+// forbidden: User \"…\" cannot create…"): each controller runs as its own
+// (a drill's restarted apiserver refused both before its RBAC was read).
+var apiUser = regexp.MustCompile(`\bUser "[^"]*"`)
+
+// generic replaces the generated names no run saw, and the identity of
+// the controller an apiserver's refusal names.
 func (p *placeholders) generic(s string) string {
+	s = apiUser.ReplaceAllString(s, `User "<controller>"`)
 	if p.generated == nil {
 		return s
 	}

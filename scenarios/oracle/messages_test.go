@@ -47,6 +47,22 @@ func TestMessagesCompared(t *testing.T) {
 	if a := refused("jobs-7w5vl"); a["event Warning/FailedCreate"] != `Error creating: pods "jobs-7w5vl" is forbidden: exceeded quota` {
 		t.Fatalf("another Job's name: %v", a)
 	}
+	// An apiserver's refusal names the controller's identity and the
+	// namespace (a drill's restarted apiserver, its RBAC not read yet).
+	forbidden := func(uid, ns, user string) *Observation {
+		tl := run(uid, "f", func(j *batchv1.Job, _ []*corev1.Pod) { j.Namespace = ns })
+		for _, e := range tl {
+			if ev, ok := e.Object.(*corev1.Event); ok {
+				ev.Type, ev.Reason = "Warning", "FailedCreate"
+				ev.Message = `Error creating: pods is forbidden: User "` + user + `" cannot create resource "pods" in API group "" in the namespace "` + ns + `"`
+			}
+		}
+		return Observe(tl, "job", "f")
+	}
+	a, b := forbidden("11111111", "jc-builtin-qt669", "system:serviceaccount:kube-system:job-controller"), forbidden("22222222", "jc-reference-9bms9", "jobconform:reference-controller")
+	if ds := Compare(a, b, nil); len(ds) != 0 || a.Messages["event Warning/FailedCreate"] != `Error creating: pods is forbidden: User "<controller>" cannot create resource "pods" in API group "" in the namespace "<namespace>"` {
+		t.Fatalf("refusals of two identities in two namespaces: %v, %q", ds, a.Messages["event Warning/FailedCreate"])
+	}
 	ds := Failing(Compare(builtin, worded("22222222", "ns-b", "Job completed", false), nil))
 	if len(ds) != 1 || ds[0].Field != "messages.condition Complete=True/CompletionsReached" || ds[0].Other != "Job completed" {
 		t.Fatalf("another wording: %v", ds)

@@ -5,7 +5,8 @@
 // of the conditions and their reasons, the shape of every pod as created
 // and what became of it (later.go), the events the Job got and the words of
 // its messages (messages.go), what its timestamps equal (times.go), the
-// pods created per index. It finds what no one
+// pods created per index, the kinds of write request the controller sent
+// (read from the apiserver's audit log by the harness: Requests). It finds what no one
 // thought to write an invariant for; the invariants explain, the oracle
 // catches.
 //
@@ -97,6 +98,16 @@ type Observation struct {
 	// rose over the run, where the run read them (the serial scenarios
 	// that judge metrics; nil elsewhere: other Jobs' counts mix in).
 	Counters map[string]float64 `json:"counters"` // no omitempty: {} (read, none rose) is not null (not read)
+	// Requests are the distinct kinds of write request the controller sent
+	// about the scenario's objects, read from the apiserver's audit log
+	// (internal/apiaudit.Sent: verb, resource, options, what a patch
+	// changes). nil: not read — no audit log (another provider than the
+	// local one), a controller whose identity the harness does not know, or
+	// a jobconform that did not record them.
+	Requests []string `json:"requests"` // no omitempty: [] (read, none sent) is not null
+	// Unread says why the requests were not read though the run kept an
+	// audit log (a record lost): the comparison says so, allowed.
+	Unread string `json:"unread,omitempty"`
 	// Job is the Job's metadata and spec as last seen before its deletion
 	// was asked for, normalised (JobShape): a Job controller writes its
 	// status, not these, and one that labels, annotates, finalizes or
@@ -115,6 +126,10 @@ type Observation struct {
 	// Racy says why the two runs ended differently: then nothing is.
 	Noise map[string]string `json:"noise,omitempty"`
 	Racy  string            `json:"racy,omitempty"`
+	// EndRace says how a pod was deleted moments after it ended (endRace):
+	// which pods the Job's end deleted is then a race, in this run or
+	// (Learn) in any of the built-in's.
+	EndRace string `json:"endRace,omitempty"`
 	// Runs is how many runs of the built-in this observation stands for.
 	Runs int `json:"runs,omitempty"`
 	// Peaks are the highest active, ready and terminating the Job's status
@@ -130,7 +145,11 @@ type Observation struct {
 func Learn(first, second *Observation) *Observation {
 	out := *first
 	out.Runs = max(first.Runs, 1) + max(second.Runs, 1)
-	out.Noise = map[string]string{}
+	out.EndRace = cmp.Or(first.EndRace, second.EndRace)
+	out.Noise = maps.Clone(first.Noise) // a third run adds to two runs' noise
+	if out.Noise == nil {
+		out.Noise = map[string]string{}
+	}
 	for _, d := range compare(first, second, nil, nil, bothWays) {
 		out.Noise[d.Field] = fmt.Sprintf("run 1 %s, run 2 %s", d.BuiltIn, d.Other)
 		if d.Field == "conditions" || d.Field == "status.conditions" || d.Field == "status.deleted" {
@@ -161,7 +180,7 @@ func Fingerprint(s any) string {
 // contract, not the Job controller's: dropped from the conditions. A Job
 // deleted mid-run compares on its deletion alone (Compare).
 func (o *Observation) Dispatched(queued bool) *Observation {
-	o.Scope, o.Pods, o.Later, o.Events, o.Messages, o.PerIndex, o.Peaks = "status", nil, nil, nil, nil, nil, nil
+	o.Scope, o.Pods, o.Later, o.Events, o.Messages, o.PerIndex, o.Peaks, o.Requests, o.Unread = "status", nil, nil, nil, nil, nil, nil, nil, ""
 	if !queued {
 		return o
 	}
@@ -182,8 +201,8 @@ func (o *Observation) Dispatched(queued bool) *Observation {
 // Format is the observations' format: raise it whenever what an
 // Observation holds, or how a field of it is read, changes.
 // 2: pods.later, messages, times; 3: no startTime relation for a Job ever
-// suspended; 4: no completionTime relation (2026-11-29).
-const Format = 4
+// suspended; 4: no completionTime relation (2026-11-29); 5: requests.
+const Format = 5
 
 // Placeholders of what two runs name differently.
 const (
@@ -211,6 +230,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 	var last *batchv1.Job
 	deleted := false
 	cuts := map[string]time.Time{} // Job UID → when its deletion was asked for
+	var endAt time.Time            // when the Job first showed a condition of its end
 	said, names, stamps := messages{}, &placeholders{}, newTimes()
 	names.generatedFrom(job)
 	for _, e := range t {
@@ -233,10 +253,14 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			stamps.job(j, e.Time)
 			names.name(string(j.UID), jobUID)
 			names.name(j.Namespace+"/", "<namespace>/")
+			names.name(`"`+j.Namespace+`"`, `"<namespace>"`) // an apiserver's refusal: in the namespace "…"
 			peak(o, "active", &j.Status.Active)
 			peak(o, "ready", j.Status.Ready)
 			peak(o, "terminating", j.Status.Terminating)
 			for _, c := range j.Status.Conditions {
+				if endAt.IsZero() && ends(c) {
+					endAt = e.Time // the Job's end, as endRace reads it
+				}
 				k := condition(c)
 				if !seenCond[k] {
 					seenCond[k] = true
@@ -284,6 +308,7 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 			o.PerIndex[ix]++
 		}
 	}
+	o.EndRace = endRace(t, jobUIDs, cuts, endAt)
 	o.Later = map[string]int{}
 	for _, v := range pods {
 		o.Later[later(v, jobUIDs, finalizer)]++
@@ -510,6 +535,31 @@ func CompareWith(builtin, other *Observation, allowed, mayLose map[string]string
 	return compare(builtin, other, allowed, mayLose, peaks)
 }
 
+// followsPods tells whether field counts the pods a controller deleted:
+// where the built-in's own runs created different numbers of pods, how
+// many were still running when the Job reached its end, and so deleted,
+// is the same race (explore-1-13 under load: pods that end within a
+// second of each other, counted in one sync or two, by both controllers).
+// A delete request of one kind is such noise only where the other run
+// deleted no pod at all: two runs that both deleted pods, with other
+// options, differ in how, not in whether.
+func followsPods(field string, a, b *Observation) bool {
+	if strings.HasPrefix(field, "requests delete pods") {
+		return !deletesPods(a) || !deletesPods(b)
+	}
+	for _, p := range []string{"events.Normal/SuccessfulDelete", "pods.later"} {
+		if field == p || strings.HasPrefix(field, p+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// deletesPods tells whether o's controller sent any pod delete request.
+func deletesPods(o *Observation) bool {
+	return slices.ContainsFunc(o.Requests, func(r string) bool { return strings.HasPrefix(r, "delete pods") })
+}
+
 // How compare compares the peaks: not at all, the other's above the
 // built-in's only, or any difference (two runs of the built-in: Learn).
 type peakMode int
@@ -544,6 +594,10 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 		}
 		if n, ok := builtin.Noise[field]; ok {
 			d.Allowed = "noise: the built-in's own runs differ here (" + n + ")"
+		} else if n, ok := builtin.Noise["pods.created"]; ok && followsPods(field, builtin, other) {
+			d.Allowed = "noise: the built-in's own runs created different numbers of pods (" + n + "), and which pods are left to delete at the end follows from which ran"
+		} else if race := cmp.Or(builtin.EndRace, other.EndRace); race != "" && followsPods(field, builtin, other) {
+			d.Allowed = "noise: which pods the Job's end deleted raced with their ends: " + race
 		}
 		out = append(out, d)
 	}
@@ -588,6 +642,20 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 			}
 		}
 	}
+	if builtin.Requests != nil && other.Requests != nil { // nil: not read
+		for _, k := range union(asSet(builtin.Requests), asSet(other.Requests)) {
+			n := len(out)
+			add("requests "+k, sent(builtin.Requests, k), sent(other.Requests, k))
+			// A run whose every event may be lost may have created none.
+			if why, ok := lost(mayLose, "events."); ok && len(out) > n && out[n].Allowed == "" && strings.HasPrefix(k, "create events") {
+				out[n].Allowed = "may be lost: " + why
+			}
+		}
+	}
+	if builtin.Unread != "" || other.Unread != "" {
+		out = append(out, Difference{Field: "requests (not read)", BuiltIn: cmp.Or(builtin.Unread, "read"), Other: cmp.Or(other.Unread, "read"),
+			Allowed: "a run's requests could not all be read: not compared"})
+	}
 	// A count a gap in the smaller one's recording may have cut short.
 	count := func(field string, a, b int) {
 		n := len(out)
@@ -627,6 +695,23 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 	}
 	for _, d := range shapeDiffs(builtin.Pods, other.Pods) {
 		add("pods.shape "+d.path, d.a, d.b)
+	}
+	return out
+}
+
+// sent says whether request kind k is among those a run sent.
+func sent(kinds []string, k string) string {
+	if slices.Contains(kinds, k) {
+		return "sent"
+	}
+	return "not sent"
+}
+
+// asSet is a list's members as a map's keys (for union).
+func asSet(list []string) map[string]bool {
+	out := make(map[string]bool, len(list))
+	for _, k := range list {
+		out[k] = true
 	}
 	return out
 }

@@ -447,3 +447,91 @@ func TestPodsSeenLate(t *testing.T) {
 		t.Fatalf("a gap excused a pod too many")
 	}
 }
+
+// Requests compare as a set of kinds: one sent by one run only differs,
+// a run that read none is not compared, and what the built-in's own two
+// runs differ in is noise.
+func TestRequests(t *testing.T) {
+	del, delBg, update := `delete pods {}`, `delete pods {"propagationPolicy":"Background"}`, `update jobs.batch/status`
+	builtin := &Observation{Requests: []string{del, update}}
+	other := &Observation{Requests: []string{delBg, update}}
+	ds := Compare(builtin, other, nil)
+	if len(Failing(ds)) != 2 || ds[0].Field != "requests "+delBg || ds[0].BuiltIn != "not sent" || ds[0].Other != "sent" ||
+		ds[1].Field != "requests "+del || ds[1].BuiltIn != "sent" || ds[1].Other != "not sent" {
+		t.Fatalf("other delete options: %v", ds)
+	}
+	if ds := Compare(builtin, &Observation{}, nil); len(ds) != 0 {
+		t.Fatalf("a run whose requests were not read: %v", ds)
+	}
+	if ds := Compare(builtin, &Observation{Requests: []string{update, del, del}}, nil); len(ds) != 0 {
+		t.Fatalf("the same kinds, in another order and more often: %v", ds)
+	}
+	if ds := Compare(builtin, other, map[string]string{"requests": "why"}); len(Failing(ds)) != 0 {
+		t.Fatalf("allowed as a family: %v", ds)
+	}
+	learned := Learn(builtin, &Observation{Requests: []string{update}})
+	if ds := Compare(learned, &Observation{Requests: []string{update}}, nil); len(Failing(ds)) != 0 || len(ds) != 1 {
+		t.Fatalf("noise: %v", ds)
+	}
+	data, _ := json.Marshal(&Observation{Requests: []string{}})
+	var back Observation
+	if err := json.Unmarshal(data, &back); err != nil || back.Requests == nil {
+		t.Fatalf("read, none sent, kept as %s: %v", data, back.Requests)
+	}
+	events := &Observation{Requests: []string{"create events", update}}
+	if ds := CompareWith(events, &Observation{Requests: []string{update}}, nil, map[string]string{"events.": "a stop"}); len(ds) != 1 || len(Failing(ds)) != 0 {
+		t.Fatalf("no event created where every event may be lost: %v", ds)
+	}
+	if ds := CompareWith(events, &Observation{Requests: []string{update}}, nil, map[string]string{"events.Normal/Suspended": "why"}); len(Failing(ds)) != 1 {
+		t.Fatalf("no event created where only some may be lost: %v", ds)
+	}
+	ds = Compare(builtin, &Observation{Unread: "requests: 1 line(s) … were not JSON"}, nil)
+	if len(ds) != 1 || len(Failing(ds)) != 0 || ds[0].Field != "requests (not read)" {
+		t.Fatalf("a run whose requests could not all be read: said, allowed: %v", ds)
+	}
+	if (&Observation{Requests: []string{update}}).Dispatched(false).Requests != nil {
+		t.Fatal("a dispatched Job's requests are the worker's built-in's")
+	}
+}
+
+// Where the built-in's own runs created different numbers of pods, the
+// pods deleted at the end follow the same race: their events, delete
+// requests and later states are noise; where they created as many, they
+// are not. A third run adds to two runs' noise.
+func TestNoiseFollowsThePods(t *testing.T) {
+	base := func(created int, deletes int) *Observation {
+		o := &Observation{Final: map[string]string{}, Pods: map[string]int{"p": created}, Events: map[string]int{}, Format: Format, Requests: []string{}}
+		if deletes > 0 {
+			o.Events["Normal/SuccessfulDelete"] = deletes
+			o.Requests = []string{"delete pods {}"}
+		}
+		return o
+	}
+	other := base(6, 2)
+	for _, tc := range []struct {
+		name    string
+		learned *Observation
+		noise   bool
+	}{
+		{"pods apart", Learn(base(5, 0), base(6, 0)), true},
+		{"pods alike", Learn(base(5, 0), base(5, 0)), false},
+		{"apart in a third run", Learn(Learn(base(5, 0), base(5, 0)), base(6, 0)), true},
+	} {
+		checked := 0
+		for _, d := range Compare(tc.learned, other, nil) {
+			if !followsPods(d.Field, tc.learned, other) {
+				continue
+			}
+			checked++
+			if got := strings.HasPrefix(d.Allowed, "noise: "); got != tc.noise {
+				t.Errorf("%s: %s allowed %q, want noise %v", tc.name, d.Field, d.Allowed, tc.noise)
+			}
+		}
+		if checked != 2 {
+			t.Errorf("%s: %d differences in the deleted pods, want 2 (their events, the delete requests)", tc.name, checked)
+		}
+	}
+	if l := Learn(Learn(base(5, 0), base(6, 0)), base(5, 0)); l.Runs != 3 || l.Noise["pods.created"] == "" {
+		t.Errorf("a third run lost the noise of the first two: runs %d, noise %v", l.Runs, l.Noise)
+	}
+}

@@ -174,7 +174,7 @@ func runOnly(ctx context.Context, env *harness.Env, s *scenarios.Scenario, c run
 	}
 	cm, err := env.ChaosMesh()
 	Expect(err).NotTo(HaveOccurred())
-	return runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, ChaosMesh: cm, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes, Gates: env.Gates, RunID: harness.RunID()})
+	return runner.RunWith(ctx, env.Cluster.Client(), env.Version, s, c, runner.Options{Chaos: ce, ChaosMesh: cm, Seed: suite.Seed, Pods: env.Pods, Nodes: env.Nodes, Gates: env.Gates, RunID: harness.RunID(), AuditLog: env.AuditLog})
 }
 
 // runBuiltIn runs s against the built-in on a cluster of its own: the
@@ -192,11 +192,21 @@ func runBuiltIn(ctx context.Context, name string, s *scenarios.Scenario) *runner
 func judgedSpec(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
 	skipInapplicable(s, c)
 	var env *harness.Env
+	// Each run on a cluster of its own, named apart: the built-in's run
+	// again for its noise, and any run again (harness.Oracle.Spec).
+	runs := 0
+	named := func(what string) string {
+		runs++
+		if runs == 1 {
+			return what
+		}
+		return fmt.Sprintf("again%d-%s", runs, what)
+	}
 	first := func() *runner.Result {
-		env = newEnv(ctx, c.Name+"-"+s.Name, c)
+		env = newEnv(ctx, named(c.Name+"-"+s.Name), c)
 		return runOnly(ctx, env, s, judged(c, env), env.Reference)
 	}
-	rerun := func() *runner.Result { return runBuiltIn(ctx, "again-builtin-"+s.Name, s) }
+	rerun := func() *runner.Result { return runBuiltIn(ctx, named("builtin-"+s.Name), s) }
 	r, again, err := theOracle.Spec(ctx, s, c, first, rerun)
 	Expect(err).NotTo(HaveOccurred(), "keeping the built-in's run as the oracle")
 	harness.Attach(r, s.Features)

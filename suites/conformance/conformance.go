@@ -57,6 +57,7 @@ var env struct {
 	pods                         pods.Target
 	nodes                        string
 	gates                        string
+	auditLog                     string // runner.Options.AuditLog
 	// oracle is the differential verdict's, shared by the processes
 	// through its store.
 	oracle *harness.Oracle
@@ -73,6 +74,7 @@ type shared struct {
 	Nodes            string
 	Gates            string
 	Oracle           options.Oracle
+	AuditLog         string
 }
 
 // oracleDir is process 1's store of the built-in's runs when the options
@@ -81,7 +83,7 @@ var oracleDir string
 
 func run(ctx context.Context, s *scenarios.Scenario, c runner.Controller) *runner.Result {
 	return runner.RunWith(ctx, env.client, env.version, s, c, runner.Options{Pods: env.pods, Nodes: env.nodes, Gates: env.gates, Metrics: metricsOf(c), Worker: env.worker, RunID: harness.RunID(),
-		PrepareNamespace: harness.PrepareNamespace(c, env.kubeconfig, env.workerKubeconfig)})
+		AuditLog: env.auditLog, PrepareNamespace: harness.PrepareNamespace(c, env.kubeconfig, env.workerKubeconfig)})
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, c runner.Controller) {
@@ -140,7 +142,7 @@ func registerSetUp() {
 			Expect(err).NotTo(HaveOccurred())
 			st.Oracle.Dir = oracleDir
 		}
-		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.WorkerKubeconfig, setup.Version, setup.Pods, setup.Nodes, setup.Gates, st.Oracle})
+		data, _ := json.Marshal(shared{setup.Kubeconfig, setup.WorkerKubeconfig, setup.Version, setup.Pods, setup.Nodes, setup.Gates, st.Oracle, setup.AuditLog})
 		return data
 	}, func(ctx SpecContext, data []byte) {
 		var s shared
@@ -152,7 +154,7 @@ func registerSetUp() {
 		}
 		var err error
 		env.client, env.version, err = kube.Client(s.Kubeconfig, s.Version)
-		env.pods, env.nodes, env.gates = s.Pods, s.Nodes, s.Gates
+		env.pods, env.nodes, env.gates, env.auditLog = s.Pods, s.Nodes, s.Gates, s.AuditLog
 		env.kubeconfig, env.workerKubeconfig = s.Kubeconfig, s.WorkerKubeconfig
 		Expect(err).NotTo(HaveOccurred())
 		if s.WorkerKubeconfig != "" {
@@ -195,9 +197,11 @@ func registerScenarios() {
 			// The built-in's run of a scenario is handed out before the
 			// others' (a higher priority), which wait for it as their oracle:
 			// their time includes that wait.
-			priority, timeout := harness.Priority(Description, p.Text()), 6*time.Minute+twice*5*time.Minute
+			// One run more each way: a run on a starved machine, or one
+			// that differs from the built-in's, is run again (harness.Oracle.Spec).
+			priority, timeout := harness.Priority(Description, p.Text()), 12*time.Minute+(twice+1)*5*time.Minute
 			if p.Controller.Name == runner.BuiltIn.Name {
-				priority, timeout = harness.OraclePriority(Description, p, cs), twice*5*time.Minute
+				priority, timeout = harness.OraclePriority(Description, p, cs), (twice+1)*5*time.Minute
 			}
 			args := []any{Label(p.Scenario.Features...), priority, func(ctx SpecContext) {
 				runScenario(ctx, p.Scenario, p.Controller)

@@ -306,7 +306,7 @@ func fly(ctx context.Context, name string, d *scenarios.Drill, flights map[strin
 			go func() {
 				defer wg.Done()
 				defer GinkgoRecover()
-				r := runner.RunWith(ctx, client, low, &f, c, runner.Options{Pods: env.Pods, Nodes: env.Nodes, Disruptions: run.records})
+				r := runner.RunWith(ctx, client, low, &f, c, runner.Options{Pods: env.Pods, Nodes: env.Nodes, Disruptions: run.records, AuditLog: env.AuditLog})
 				r.Scenario = fmt.Sprintf("%s: %s at step %d", d.Name, name, k)
 				run.mu.Lock()
 				run.flown = append(run.flown, flown{state: k, flight: flights[name], result: r})

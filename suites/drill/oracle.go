@@ -41,7 +41,7 @@ type sharedOracle struct {
 // restartsEvents is why a flight that lives through a change may differ
 // in its events: each change restarts kube-controller-manager, the
 // built-in's recorder with it (its queued events are lost, as a killed
-// controller's are: CrashLosesEvents), and kube-apiserver, whose absence a
+// controller's are: StopLosesEvents), and kube-apiserver, whose absence a
 // controller that keeps running meets and reports (FailedCreate,
 // FailedDelete: seen 2 under the reference, 0 under the built-in, down
 // meanwhile).

@@ -1,9 +1,8 @@
 package scale
 
 import (
+	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"time"
 
@@ -68,18 +67,11 @@ func peakWithin(ts []time.Time, w time.Duration) int {
 // whose requests are not its job-controller user's, so counting the
 // reference's would not compare like with like. They stay in ByVerb.
 func fromAudit(log string, offset int64, user string, f *reports.Figures) error {
-	file, err := os.Open(log)
+	data, err := apiaudit.Since(log, offset)
 	if err != nil {
 		return err
 	}
-	defer file.Close()
-	if st, err := file.Stat(); err == nil && st.Size() < offset {
-		return fmt.Errorf("the apiserver's audit log %s is shorter (%d bytes) than when the run began (%d): it was rotated, the run's requests are not counted", log, st.Size(), offset)
-	}
-	if _, err := file.Seek(offset, io.SeekStart); err != nil {
-		return err
-	}
-	t, err := apiaudit.Read(file)
+	t, err := apiaudit.Read(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("the apiserver's audit log %s: %w", log, err)
 	}
@@ -95,13 +87,4 @@ func fromAudit(log string, offset int64, user string, f *reports.Figures) error 
 	f.Conflicts = t.Conflicts.Of(user).Total()
 	f.Throttled = t.Throttled.Of(user).Sum(func(k apiaudit.Key) bool { return k.Verb != "watch" })
 	return nil
-}
-
-// fileSize is the size of the file at path (0 when it does not exist yet).
-func fileSize(path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
 }

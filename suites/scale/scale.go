@@ -34,6 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/controller"
+	"github.com/jobconform/jobconform/internal/apiaudit"
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/options"
@@ -53,7 +54,7 @@ const Description = "jobconform scale"
 
 // BuiltInUser is the identity kube-controller-manager's Job controller uses
 // (--use-service-account-credentials): the built-in's requests in the audit log.
-const BuiltInUser = "system:serviceaccount:kube-system:job-controller"
+const BuiltInUser = kube.JobControllerUser
 
 // Slowed is the reference controller slowed on purpose: it creates or
 // deletes at most SlowedPodsPerSync pods per sync (upstream: 500), which
@@ -364,7 +365,7 @@ func startMeter(c runner.Controller) (*meter, error) {
 	if !ok {
 		return nil, fmt.Errorf("the %s provider cannot measure its processes: the scale suite runs on the local provider", env.setup.Cluster.Provider())
 	}
-	m := &meter{c: c, acct: acct, auditFrom: fileSize(acct.AuditLog())}
+	m := &meter{c: c, acct: acct, auditFrom: apiaudit.Size(acct.AuditLog())}
 	if err := m.resetPeak(); err != nil {
 		m.errs = append(m.errs, err.Error())
 	}

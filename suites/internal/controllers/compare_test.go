@@ -302,7 +302,10 @@ func realOutcomes(rec *recorder.Recorder) (succeeded, failed, either int) {
 	for _, e := range rec.Of("Pod") {
 		p := e.Pod()
 		switch {
-		case p.Status.Phase == corev1.PodSucceeded && outcome[p.UID] == "terminating":
+		case p.Status.Phase == corev1.PodSucceeded && (outcome[p.UID] == "terminating" || p.DeletionTimestamp != nil):
+			// Deleted first (the test deletes running pods only), even when
+			// no version of it showed the deletion before the success
+			// (rehearsal of 2026-12-02: 19 of 20 deleted pods counted).
 			outcome[p.UID] = "either"
 		case p.Status.Phase == corev1.PodSucceeded && outcome[p.UID] != "either":
 			outcome[p.UID] = "succeeded"

@@ -35,6 +35,26 @@ const ReferencePackage = "github.com/jobconform/jobconform/controller/cmd/refere
 // ReferenceUser is the identity the harness runs the reference controller as.
 const ReferenceUser = "jobconform:reference-controller"
 
+// ExternalUser is the identity the harness starts an external controller
+// as (--external-command), where the cluster makes users (the local
+// provider): a cluster admin of its own, so that its requests are told
+// apart from the harness's in the apiserver's audit log.
+const ExternalUser = "jobconform:external-controller"
+
+// GrantAdmin makes user a cluster admin (ExternalUser: a user's controller
+// may need anything).
+func GrantAdmin(ctx context.Context, client kubernetes.Interface, user string) error {
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "jobconform-admin-" + strings.NewReplacer(":", "-", "/", "-").Replace(user)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
+	}
+	if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("make %s a cluster admin: %w", user, err)
+	}
+	return nil
+}
+
 // BuildReference compiles the reference controller into dir and returns the
 // binary's path. The go build cache makes repeated builds cheap.
 func BuildReference(ctx context.Context, dir string) (string, error) {

@@ -17,7 +17,7 @@ import (
 func ResultOf(r *runner.Result, features []string) reports.Result {
 	res := reports.Result{Scenario: r.Scenario, Controller: r.Controller, Version: r.Version, Features: features, Failures: r.Failures(),
 		Skipped: r.Skipped, Seconds: r.End.Sub(r.Start).Seconds(), Seed: r.Seed, Faults: r.Faults, Nodes: r.Nodes, Gates: r.Gates,
-		TailPending: r.TailPending}
+		TailPending: r.TailPending, Again: r.Again}
 	if r.Starvation.Samples > 0 {
 		m := r.Starvation
 		res.Starvation = &m

@@ -26,6 +26,7 @@ import (
 
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/k8sbin"
+	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/mutants"
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/pods"
@@ -200,7 +201,11 @@ func controllersOf(st options.Options) []runner.Controller {
 			out = append(out, mk)
 		case "external":
 			mb := st.External.ManagedBy
-			out = append(out, runner.Controller{Name: mb, ManagedBy: ptr.To(mb), Finalizer: st.External.Finalizer})
+			ext := runner.Controller{Name: mb, ManagedBy: ptr.To(mb), Finalizer: st.External.Finalizer}
+			if st.External.Command != "" { // started by the harness, as a user of its own where the cluster makes users
+				ext.User = controllers.ExternalUser
+			}
+			out = append(out, ext)
 		}
 	}
 	return out
@@ -231,6 +236,10 @@ type Env struct {
 	// Kueues are Kueue's managers on the manager and the worker cluster
 	// when MultiKueue is under test.
 	Kueues []*controllers.Kueue
+	// AuditLog is the apiserver's log of the built-in's and the reference
+	// controller's requests, where the provider keeps one (the local one;
+	// "" elsewhere): runner.Options.AuditLog.
+	AuditLog string
 
 	referenceBinary, dispatcherBinary string
 	allowNodeDisruption               bool
@@ -260,8 +269,14 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	e.allowNodeDisruption, e.chaosEngine = o.AllowNodeDisruption, o.ChaosEngine
 	cfg := o.Cluster
 	cfg.Progress = o.Progress
+	if len(cfg.AuditUsers) == 0 { // the requests the differential verdict compares
+		cfg.AuditUsers = []string{kube.JobControllerUser, controllers.ReferenceUser, controllers.ExternalUser}
+	}
 	if e.Cluster, err = cluster.Create(ctx, o.ProviderName(), cfg); err != nil {
 		return nil, err
+	}
+	if acct, ok := e.Cluster.(cluster.Accounting); ok {
+		e.AuditLog = acct.AuditLog()
 	}
 	e.Kubeconfig, e.Version, e.LogDir = e.Cluster.Kubeconfig(), e.Cluster.Version(), e.Cluster.LogDir()
 	e.Pods = e.Cluster.Pods()
@@ -300,12 +315,30 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 		}
 	}
 	if cmd := o.ExternalCommand; cmd != "" {
-		if e.External, err = StartCommand(ctx, e.Kubeconfig, cmd, filepath.Join(e.LogDir, "external-controller.log")); err != nil {
+		kc, err := e.externalKubeconfig(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if e.External, err = StartCommand(ctx, kc, cmd, filepath.Join(e.LogDir, "external-controller.log")); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(progress(o.Progress), "external controller started: %s (log %s)\n", cmd, e.External.LogPath)
 	}
 	return e, nil
+}
+
+// externalKubeconfig is what the external controller is started with: the
+// kubeconfig of a cluster admin of its own (controllers.ExternalUser),
+// where the cluster makes users, else the cluster's.
+func (e *Env) externalKubeconfig(ctx context.Context) (string, error) {
+	kc, err := e.Cluster.UserKubeconfig(controllers.ExternalUser)
+	switch {
+	case errors.Is(err, cluster.ErrUnsupported):
+		return e.Kubeconfig, nil
+	case err != nil:
+		return "", err
+	}
+	return kc, controllers.GrantAdmin(ctx, e.Cluster.Client(), controllers.ExternalUser)
 }
 
 // nodeKind is "kubelet" when a node of the cluster is not kwok's (the

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/jobconform/jobconform/internal/cluster"
+	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/suites/internal/controllers"
 )
 
 func TestControllersOf(t *testing.T) {
@@ -25,6 +27,15 @@ func TestControllersOf(t *testing.T) {
 	}
 	if len(cs[1].Faults) != 1 {
 		t.Fatalf("the reference controller lost its faults: %+v", cs[1])
+	}
+	// Whose requests the audit log tells apart: an external controller's
+	// only when the harness starts it (as a user of its own).
+	if cs[0].User != "" || cs[1].User != controllers.ReferenceUser || controllersOf(options.Defaults())[0].User != kube.JobControllerUser {
+		t.Fatalf("users: %q, %q", cs[0].User, cs[1].User)
+	}
+	st.External.Command = "./bin/mine"
+	if cs = controllersOf(st); cs[0].User != controllers.ExternalUser {
+		t.Fatalf("an external controller the harness starts: user %q", cs[0].User)
 	}
 }
 

@@ -29,7 +29,8 @@ type Oracle struct {
 	// scenario whose built-in run is not part of this suite run.
 	RunBuiltIn func(ctx context.Context, s *scenarios.Scenario) *runner.Result
 	// BuiltInTimeout bounds how long a claimed built-in run may take before
-	// a run waiting for it gives up (default 6 minutes, twice that Twice).
+	// a run waiting for it gives up (default 6 minutes for each of its runs
+	// and one run again).
 	BuiltInTimeout time.Duration
 	// Twice runs the built-in twice per scenario (--oracle-twice, and
 	// explore): what its two runs differ in is that scenario's noise, not
@@ -98,19 +99,77 @@ func (o *Oracle) Spec(ctx context.Context, s *scenarios.Scenario, c runner.Contr
 	if c.Name != runner.BuiltIn.Name {
 		r = run()
 		o.Judge(ctx, s, c, r)
-		return r, nil, nil
+		return o.confirm(ctx, s, c, r, run), nil, nil
 	}
 	o.Started(s)
 	// A spec that ends before its run is kept (skipped, failed, a harness
 	// error) says so, so that no other controller's run waits for it.
 	defer o.Abandon(s, "the built-in's spec ended before its run was kept")
-	r = run()
+	r = againIfStarved(run(), run)
 	runs := []*runner.Result{r}
 	if o.RunsOfBuiltIn() > 1 && r.Skipped == "" && r.Err == nil {
-		second = again()
+		second = againIfStarved(again(), again)
 		runs = append(runs, second)
 	}
 	return r, second, o.Keep(s, runs...)
+}
+
+// againIfStarved is r, or, when r failed only in ways a busy machine can
+// cause (runner.Result.ByMachine) while the starvation meter read the
+// machine starved, the verdict of a run again, which says so (Again): CI
+// of 2026-12-02, at 23 % steal and GETs of 3 s, saw the built-in replace
+// a pod of a 600-pod Job 23 s after a failure (bound 17.5 s). A controller
+// late by its own fault is late again.
+func againIfStarved(r *runner.Result, run func() *runner.Result) *runner.Result {
+	why := r.Starvation.Why()
+	if why == "" || !r.ByMachine() {
+		return r
+	}
+	ginkgo.GinkgoWriter.Printf("jobconform: %s's run of %s failed on a starved machine (%s): run again\n", r.Controller, r.Scenario, why)
+	again := run()
+	again.Again = fmt.Sprintf("run again: the first run failed while the machine was starved (%s): %s", why, strings.Join(r.Failures(), "; "))
+	return again
+}
+
+// confirm is c's run r of s, or, when r failed in ways a busy machine can
+// cause, the verdict of a run again: on a starved machine (againIfStarved),
+// or by differences alone. A difference the built-in's two runs did not
+// show may still be the scenario's own race: under load (eight spinning
+// processes), explore-1-13's 18 copies saw the built-in's pairs of runs
+// agree on every copy, but end with 0, 1 or 2 pods deleted from copy to
+// copy. So the built-in runs once more, its noise learned from all three
+// runs, c runs again and is compared with them, and a difference fails c
+// only where its first run differed in that field too.
+func (o *Oracle) confirm(ctx context.Context, s *scenarios.Scenario, c runner.Controller, r *runner.Result, run func() *runner.Result) *runner.Result {
+	if !r.OnlyDiffers() {
+		return againIfStarved(r, run)
+	}
+	first := map[string]bool{}
+	for _, d := range oracle.Failing(r.Differences) {
+		first[d.Field] = true
+	}
+	ginkgo.GinkgoWriter.Printf("jobconform: %s's run of %s differs from the built-in's (%s): the built-in once more, and this controller again\n", c.Name, s.Name, oracle.Failing(r.Differences)[0])
+	builtin, why, err := o.builtin(ctx, s)
+	if err == nil && builtin != nil && o.From == nil && o.RunBuiltIn != nil {
+		if br := o.RunBuiltIn(ctx, s); br.Err == nil && br.Skipped == "" && br.Observation != nil {
+			third := *br.Observation
+			third.Failed = br.Failures()
+			builtin = oracle.Learn(builtin, &third)
+		}
+	}
+	again := run()
+	o.judgeWith(s, again, builtin, why, err)
+	for i, d := range again.Differences {
+		if d.Allowed == "" && !first[d.Field] {
+			again.Differences[i].Allowed = "not in this controller's first run: its own nondeterminism on this scenario"
+		}
+	}
+	runs := 0
+	if builtin != nil {
+		runs = max(builtin.Runs, 1)
+	}
+	again.Again = fmt.Sprintf("run again: the first run differed from the built-in's (%s); compared again with the built-in's %d runs", strings.Join(r.Failures(), "; "), runs)
+	return again
 }
 
 // rerunUnexplained is the built-in's run br of s made for the oracle, or,
@@ -148,6 +207,12 @@ func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Cont
 		return
 	}
 	builtin, why, err := o.builtin(ctx, s)
+	o.judgeWith(s, r, builtin, why, err)
+}
+
+// judgeWith is Judge with the built-in's observation of s at hand (nil:
+// why there is none, or err).
+func (o *Oracle) judgeWith(s *scenarios.Scenario, r *runner.Result, builtin *oracle.Observation, why string, err error) {
 	switch {
 	case err != nil:
 		r.OracleNote = "not compared with the built-in: " + err.Error()
@@ -181,30 +246,32 @@ func (o *Oracle) Judge(ctx context.Context, s *scenarios.Scenario, c runner.Cont
 	}
 }
 
-// CrashLosesEvents is why a scenario that kills the controller may miss any
-// of its events: a controller's event recorder sends them after the fact,
-// one at a time, and a SIGKILL takes the queue with it (the built-in
-// records before its status write, the reference after: which one is lost
-// depends on the instant of the kill). Seen in CI on 2026-11-29:
+// StopLosesEvents is why a scenario that stops the controller may miss
+// any of its events: a controller's event recorder sends them after the
+// fact, one at a time; a SIGKILL takes the queue with it, and a graceful
+// stop shuts the broadcaster down, cancelling the sends in flight (the
+// built-in records before its status write, the reference after: which one
+// is lost depends on the instant of the stop). Seen in CI on 2026-11-29:
 // controller-crash-during-failure-target's SuccessfulDelete, built-in 1,
-// reference 0.
-const CrashLosesEvents = "the scenario kills the controller (SIGKILL): events it had queued but not sent are lost with it; events are best-effort"
+// reference 0; and in a rehearsal on 2026-12-01 after a graceful restart
+// right after the pod's creation: SuccessfulCreate, built-in 1, reference 0.
+const StopLosesEvents = "the scenario stops the controller (a restart, a stop, a crash, a feature-gate flip): events it had queued but not sent may be lost with it; events are best-effort"
 
 // mayLose is the scenario's own mayLose, and every event when the scenario
-// kills the controller.
+// stops the controller.
 func mayLose(s *scenarios.Scenario) map[string]string {
-	killed := false
+	stopped := false
 	for _, a := range s.ChaosActions() {
-		killed = killed || a.KillsController()
+		stopped = stopped || a.StopsController()
 	}
-	if !killed {
+	if !stopped {
 		return s.Oracle.MayLose
 	}
 	out := maps.Clone(s.Oracle.MayLose)
 	if out == nil {
 		out = map[string]string{}
 	}
-	out["events."] = CrashLosesEvents
+	out["events."] = StopLosesEvents
 	return out
 }
 
@@ -221,7 +288,7 @@ func (o *Oracle) builtin(ctx context.Context, s *scenarios.Scenario) (*oracle.Ob
 	}
 	limit := o.BuiltInTimeout
 	if limit == 0 {
-		limit = time.Duration(o.RunsOfBuiltIn()) * 6 * time.Minute
+		limit = time.Duration(o.RunsOfBuiltIn()+1) * 6 * time.Minute // +1: a run again on a starved machine
 	}
 	for {
 		obs, ok, err := o.Store.Get(s.Name)

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/internal/starvation"
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
@@ -185,21 +187,25 @@ func TestOracleKeptRunKeyed(t *testing.T) {
 	}
 }
 
-// A scenario that kills the controller may miss any of its events (the
-// kill takes the recorder's queue); one that stops it gently, or none,
-// may not; the status is compared either way.
-func TestOracleCrashLosesEvents(t *testing.T) {
-	crash := func(crash bool) *scenarios.Scenario {
+// A scenario that stops the controller, gracefully or not, may miss any of
+// its events (the stop takes the recorder's queue); one that does not may
+// not; the status is compared either way.
+func TestOracleStopLosesEvents(t *testing.T) {
+	restart := func(crash bool) *scenarios.Scenario {
 		return &scenarios.Scenario{Name: "s", Steps: []scenarios.Step{{Chaos: &chaos.Action{ControllerRestart: &chaos.Restart{Crash: crash}}}}}
 	}
+	evict := &scenarios.Scenario{Name: "s", Steps: []scenarios.Step{{Chaos: &chaos.Action{Random: &chaos.Random{Actions: 1, Menu: []string{chaos.KindEvict}}}}}}
+	gates := &scenarios.Scenario{Name: "s", Steps: []scenarios.Step{{Chaos: &chaos.Action{FeatureGates: map[string]bool{"JobPodReplacementPolicy": false}}}}}
 	for _, tc := range []struct {
 		s     *scenarios.Scenario
 		other string // failed
 		fails int
 	}{
-		{crash(true), "0", 0},
-		{crash(true), "1", 1},
-		{crash(false), "0", 1},
+		{restart(true), "0", 0},
+		{restart(true), "1", 1},
+		{restart(false), "0", 0},
+		{gates, "0", 0},
+		{evict, "0", 1},
 		{&scenarios.Scenario{Name: "s"}, "0", 1},
 	} {
 		builtin := observed("0")
@@ -278,6 +284,109 @@ func TestOracleRunsAnUnexplainedFailureAgain(t *testing.T) {
 		o.Judge(ctx, &scenarios.Scenario{Name: "s"}, runner.Reference, r)
 		if runs != tc.runs || r.Compared != tc.compared {
 			t.Errorf("%s: built-in runs %d, compared %v (%q)", tc.name, runs, r.Compared, r.OracleNote)
+		}
+	}
+}
+
+// A run that fails by differences alone is confirmed before it fails: the
+// built-in runs once more, the controller again, and a difference stands
+// only where both of the controller's runs differ in a field the built-in's
+// runs agree on.
+func TestOracleConfirmsDifferences(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name         string
+		third, again string // status.failed of the built-in's run once more, of the controller's run again
+		alsoEvent    bool   // the run again differs in an event too, which the first did not
+		fails        bool
+	}{
+		{"the built-in's own race", "2", "2", false, false},
+		{"a fault", "0", "2", false, true},
+		{"a fault, and a new difference", "0", "2", true, true},
+		{"the controller's own race", "0", "0", true, false},
+	} {
+		s := &scenarios.Scenario{Name: "s"}
+		o := &Oracle{Store: oracle.Store{Dir: t.TempDir()}, RunBuiltIn: func(context.Context, *scenarios.Scenario) *runner.Result {
+			return &runner.Result{Controller: "builtin", Observation: observed(tc.third)}
+		}}
+		o.Started(s)
+		if err := o.Keep(s, &runner.Result{Controller: "builtin", Observation: observed("0")}); err != nil {
+			t.Fatal(err)
+		}
+		runs := 0
+		run := func() *runner.Result {
+			runs++
+			if runs == 1 {
+				return &runner.Result{Controller: "reference", Observation: observed("2")}
+			}
+			obs := observed(tc.again)
+			if tc.alsoEvent {
+				obs.Events["Normal/SuccessfulDelete"] = 1
+			}
+			return &runner.Result{Controller: "reference", Observation: obs}
+		}
+		r, _, err := o.Spec(ctx, s, runner.Reference, run, nil)
+		if err != nil || runs != 2 || !strings.Contains(r.Again, "status.failed") || !r.Compared {
+			t.Fatalf("%s: runs %d, again %q, compared %v, err %v", tc.name, runs, r.Again, r.Compared, err)
+		}
+		failing := oracle.Failing(r.Differences)
+		if (len(failing) > 0) != tc.fails || (tc.fails && (len(failing) != 1 || failing[0].Field != "status.failed")) {
+			t.Errorf("%s: failing differences %v (all: %v)", tc.name, failing, r.Differences)
+		}
+	}
+	// A run that kept every promise and matched is not run again.
+	s := &scenarios.Scenario{Name: "same"}
+	o := &Oracle{Store: oracle.Store{Dir: t.TempDir()}}
+	o.Started(s)
+	if err := o.Keep(s, &runner.Result{Controller: "builtin", Observation: observed("0")}); err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	r, _, _ := o.Spec(ctx, s, runner.Reference, func() *runner.Result { runs++; return &runner.Result{Observation: observed("0")} }, nil)
+	if runs != 1 || r.Again != "" {
+		t.Errorf("a matching run ran %d times (%q)", runs, r.Again)
+	}
+}
+
+// A run that failed a timing verdict while the machine was starved is run
+// again, and the run again is the verdict, saying so; a broken promise that
+// no busy machine explains, or a run on a machine that was not starved, is
+// not.
+func TestOracleRunsAStarvedTimingFailureAgain(t *testing.T) {
+	ctx := context.Background()
+	late := []invariants.Result{{Invariant: "replacement-timing", Applicable: true, Violations: []invariants.Violation{{Invariant: "replacement-timing", Message: "23s after"}}}}
+	wrong := []invariants.Result{{Invariant: "counters-monotonic", Applicable: true, Violations: []invariants.Violation{{Invariant: "counters-monotonic", Message: "went down"}}}}
+	lag := []invariants.Result{{Invariant: "mirror-lag", Applicable: true, Violations: []invariants.Violation{{Invariant: "mirror-lag", Message: "14.9s to reach"}}}}
+	starved := starvation.Reading{Samples: 10, API: 3}
+	for _, tc := range []struct {
+		name    string
+		first   *runner.Result
+		runs    int
+		verdict bool // the spec's verdict fails
+	}{
+		{"late, starved", &runner.Result{Invariants: late, Starvation: starved}, 2, false},
+		{"late, not starved", &runner.Result{Invariants: late, Starvation: starvation.Reading{Samples: 10}}, 1, true},
+		{"wrong, starved", &runner.Result{Invariants: wrong, Starvation: starved}, 1, true},
+		{"a dispatcher's copy late, starved", &runner.Result{Invariants: lag, Starvation: starved}, 2, false},
+		{"timed out, starved", &runner.Result{Steps: []runner.StepResult{{Message: "not reached", TimedOut: true}}, Starvation: starved}, 2, false},
+	} {
+		for _, c := range []runner.Controller{runner.BuiltIn, runner.Reference} {
+			s := &scenarios.Scenario{Name: "s"}
+			o := &Oracle{Off: true, Store: oracle.Store{Dir: t.TempDir()}}
+			runs := 0
+			run := func() *runner.Result {
+				runs++
+				if runs == 1 {
+					first := *tc.first
+					first.Controller, first.Observation = c.Name, observed("0")
+					return &first
+				}
+				return &runner.Result{Controller: c.Name, Observation: observed("0")}
+			}
+			r, _, err := o.Spec(ctx, s, c, run, run)
+			if err != nil || runs != tc.runs || (len(r.Failures()) > 0) != tc.verdict || (tc.runs == 2) != strings.Contains(r.Again, "starved") {
+				t.Errorf("%s, %s: runs %d, failures %v, again %q, err %v", tc.name, c.Name, runs, r.Failures(), r.Again, err)
+			}
 		}
 	}
 }

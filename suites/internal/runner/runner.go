@@ -21,6 +21,7 @@ import (
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/controller"
 	"github.com/jobconform/jobconform/controller/dispatch"
+	"github.com/jobconform/jobconform/internal/apiaudit"
 	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/process"
@@ -30,6 +31,7 @@ import (
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/oracle"
+	"github.com/jobconform/jobconform/suites/internal/controllers"
 )
 
 // JobName is the name of every scenario's Job (each runs in its own namespace).
@@ -64,6 +66,10 @@ type Controller struct {
 	// Release is the controller's own release where its known bugs
 	// (scenarios/bugs, Bug.Controller) are reckoned by it: Kueue's.
 	Release string
+	// User is the identity the controller's API requests carry, where the
+	// harness knows it: the requests the differential verdict compares are
+	// read from the apiserver's audit log by it ("": not read).
+	User string
 }
 
 // Dispatcher is the reference dispatcher (controller/dispatch); its copies
@@ -78,10 +84,10 @@ var MultiKueue = Controller{Name: "multikueue", ManagedBy: ptr.To("kueue.x-k8s.i
 	JobLabels: map[string]string{"kueue.x-k8s.io/queue-name": "jobconform"}, Queues: true}
 
 // BuiltIn is kube-controller-manager's Job controller.
-var BuiltIn = Controller{Name: "builtin", Finalizer: batchv1.JobTrackingFinalizer}
+var BuiltIn = Controller{Name: "builtin", Finalizer: batchv1.JobTrackingFinalizer, User: kube.JobControllerUser}
 
 // Reference is jobconform's reference controller.
-var Reference = Controller{Name: "reference", ManagedBy: ptr.To(controller.DefaultName), Finalizer: controller.TrackingFinalizer}
+var Reference = Controller{Name: "reference", ManagedBy: ptr.To(controller.DefaultName), Finalizer: controller.TrackingFinalizer, User: controllers.ReferenceUser}
 
 // StepResult is what happened at one step.
 type StepResult struct {
@@ -149,6 +155,11 @@ type Result struct {
 	// (internal/starvation): a timing verdict that fails while it was red
 	// says so.
 	Starvation starvation.Reading
+	// Again says, when this run stands in for an earlier run of the same
+	// scenario and controller that failed only in ways a busy machine can
+	// cause in a correct controller's run, why that one was run again and
+	// how it failed (harness.Oracle.Spec).
+	Again string
 }
 
 // Options are what some scenarios need beyond a client.
@@ -189,6 +200,10 @@ type Options struct {
 	// controller once it exists (on both clusters of a dispatched one): a
 	// queueing controller's LocalQueue.
 	PrepareNamespace func(ctx context.Context, ns string) error
+	// AuditLog is the apiserver's audit log of the controllers' requests
+	// (cluster.Cluster.AuditLog; "": none kept): the requests the
+	// differential verdict compares are read from it (requests.go).
+	AuditLog string
 }
 
 // Unexplained tells whether the run failed for a reason no known upstream
@@ -211,6 +226,39 @@ func (r *Result) Unexplained() bool {
 		}
 	}
 	return false
+}
+
+// ByMachine tells whether r failed, and only in ways a busy machine can
+// cause in a correct controller's run: an await that timed out, an upper
+// bound in time (a Late invariant), a difference from the built-in's run.
+func (r *Result) ByMachine() bool {
+	return r.Unexplained() && r.brokenOnlyBy(true)
+}
+
+// OnlyDiffers tells whether r failed by differences from the built-in's
+// run alone: every step and invariant held.
+func (r *Result) OnlyDiffers() bool {
+	return len(oracle.Failing(r.Differences)) > 0 && r.brokenOnlyBy(false)
+}
+
+// brokenOnlyBy tells whether r had no harness error and broke no step or
+// invariant but those a known bug explains — and, with timing, timing
+// verdicts (awaits timed out, Late invariants).
+func (r *Result) brokenOnlyBy(timing bool) bool {
+	if r.Err != nil {
+		return false
+	}
+	for _, s := range r.Steps {
+		if !s.OK && !s.Skipped && !s.KnownBug && !(timing && s.TimedOut) {
+			return false
+		}
+	}
+	for _, inv := range r.Invariants {
+		if len(inv.Violations) > 0 && inv.KnownBug == "" && !(timing && invariants.IsLate(inv.Invariant)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Failures lists every broken step and invariant, for a verdict and a report.
@@ -297,6 +345,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	meter := startMeter(ctx, client)
 	defer meter.Stop()
 
+	auditFrom := apiaudit.Size(o.AuditLog)
 	ns, err := kube.CreateNamespace(ctx, client, namespacePrefix(c.Name), o.RunID)
 	if err != nil {
 		r.Err = err
@@ -347,7 +396,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	if metricsSkip != "" {
 		r.Steps = append(r.Steps, StepResult{Index: len(r.Steps), What: "metrics", Skipped: true, Message: metricsSkip, Time: time.Now()})
 	}
-	judge(ctx, r, judged{client: client, version: version, s: s, c: c, o: o, ns: ns, copyName: copyName, rec: rec, inj: inj, metrics: metrics, meter: meter})
+	judge(ctx, r, judged{client: client, version: version, s: s, c: c, o: o, ns: ns, copyName: copyName, rec: rec, inj: inj, metrics: metrics, meter: meter, auditFrom: auditFrom})
 	return r
 }
 
@@ -365,6 +414,8 @@ type judged struct {
 	inj      *chaos.Injector
 	metrics  *metricsRun
 	meter    *starvation.Meter
+	// auditFrom is how long the audit log was before the run began.
+	auditFrom int64
 }
 
 // judge ends run r: it records on until the final state is judged
@@ -411,6 +462,9 @@ func judge(ctx context.Context, r *Result, j judged) {
 	r.Observation.Scenario = oracle.Fingerprint(s)
 	if ictx.Metrics != nil {
 		r.Observation.Counters = ictx.Metrics.Rises()
+	}
+	if err := readRequests(r, c, o.AuditLog, j.auditFrom, j.ns); err != nil && r.Err == nil {
+		r.Err = err
 	}
 	if c.Dispatched {
 		r.Observation.Dispatched(c.Queues)
