@@ -119,6 +119,10 @@ type Verdict struct {
 	Compared    bool
 	Differences []string
 	OracleNote  string
+	// Again says why this verdict is that of a second run: the first
+	// failed only by timing while the machine was starved, or only by
+	// differences from the built-in's run ("": the first run's verdict).
+	Again string
 }
 
 // JudgeOption changes how Judge judges.
@@ -171,25 +175,31 @@ func Judge(ctx context.Context, kubeconfig string, s *Scenario, c Controller, op
 	if v.Skipped, err = runner.Inapplicable(s, rc, version); err != nil || v.Skipped != "" {
 		return v, err
 	}
-	var o judgeOracle
+	o := judgeOracle{cleanup: func() {}}
 	if rc.Name != runner.BuiltIn.Name {
 		if o, err = j.oracle(client, version); err != nil {
 			return v, err
 		}
-		defer o.cleanup()
 	}
-	r := runner.Run(ctx, client, version, s, rc)
+	defer o.cleanup()
+	// As in the suites (harness.Oracle.Spec): a run that failed only by
+	// timing on a starved machine, or only by differences from the
+	// built-in, is run again and the verdict is the second run's (Again).
+	run := func() *runner.Result { return runner.Run(ctx, client, version, s, rc) }
+	r, _, err := o.Spec(ctx, s, rc, run, run)
 	if r.Err != nil {
 		return v, fmt.Errorf("scenario %s: %w", s.Name, r.Err)
 	}
+	if err != nil {
+		return v, err
+	}
 	if rc.Name != runner.BuiltIn.Name {
-		o.Judge(ctx, s, rc, r)
 		v.Compared, v.OracleNote = r.Compared, r.OracleNote
 		for _, d := range r.Differences {
 			v.Differences = append(v.Differences, d.String())
 		}
 	}
-	v.Failures, v.Recording, v.Start, v.End = r.Failures(), r.Timeline, r.Start, r.End
+	v.Failures, v.Recording, v.Start, v.End, v.Again = r.Failures(), r.Timeline, r.Start, r.End, r.Again
 	return v, nil
 }
 
