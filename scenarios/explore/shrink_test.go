@@ -130,3 +130,39 @@ func TestShrinkKeepsSuspensionsWhole(t *testing.T) {
 		t.Fatal("no generated case of seed 2 suspends in its run")
 	}
 }
+
+// No cut shortens the pods' run below actRun while an act still follows
+// an await of the running wave (a suspension, a scale, a pod act): such an
+// act must land while the pods run, or the case hinges on the machine's
+// speed (explore-2-23-shrunk, rehearsal 11).
+func TestShrinkKeepsPodsRunningForActs(t *testing.T) {
+	seen := 0
+	for _, c := range Generate(2, 200) {
+		s := c.Scenario
+		for depth := 0; depth < 60; depth++ {
+			cands := Shrink(s)
+			for _, k := range cands {
+				if !needsRunningWave(k) {
+					continue
+				}
+				seen++
+				if k.Pods.Run != actRun {
+					t.Fatalf("%s: an act needs the wave running, pods run %s", k.Name, k.Pods.Run)
+				}
+				for ix, b := range k.Pods.ByIndex {
+					if b.Run != "" && b.Run != actRun {
+						t.Fatalf("%s: an act needs the wave running, index %s runs %s", k.Name, ix, b.Run)
+					}
+				}
+			}
+			if len(cands) == 0 {
+				break
+			}
+			s = cands[len(cands)-1]
+			s.Name = c.Scenario.Name
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no candidate of seed 2 has an act after an await of running pods")
+	}
+}
