@@ -37,6 +37,14 @@ type Bug struct {
 	Apiserver bool
 	// What goes wrong and where, and which releases fixed it.
 	What string
+	// Fields are the fields of the differential verdict (scenarios/oracle:
+	// "status.active", a prefix ending in ".", a family such as
+	// "pods.later") the bug changes in the built-in's run of a scenario it
+	// breaks, learned by running the catalog at an affected release: such a
+	// run is still the oracle for every other field, and a difference in
+	// these is excused by the bug, named. None: not learned, and a run it
+	// broke is no oracle at all.
+	Fields []string
 }
 
 // The known bugs.
@@ -163,6 +171,28 @@ func init() {
 	}
 }
 
+// In returns the IDs of the known bugs that text (a verdict's line)
+// names as Describe does, in the order of All's IDs.
+func In(text string) []string {
+	var out []string
+	for _, id := range IDs() {
+		if strings.Contains(text, "("+id+", releases ") {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// IDs are All's IDs, sorted.
+func IDs() []string {
+	out := make([]string, 0, len(All))
+	for id := range All {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Affects tells whether release v has the bug.
 func (b Bug) Affects(v string) bool {
 	ok, err := yamltypes.Applies(b.Releases, v)
@@ -213,12 +243,7 @@ func first(ids []string, v string, whose func(Bug) bool) (Bug, bool) {
 func Check(ids []string) error {
 	for _, id := range ids {
 		if _, ok := All[id]; !ok {
-			var known []string
-			for k := range All {
-				known = append(known, k)
-			}
-			sort.Strings(known)
-			return fmt.Errorf("knownBugs: %q is not a known bug (scenarios/bugs: %s)", id, strings.Join(known, "; "))
+			return fmt.Errorf("knownBugs: %q is not a known bug (scenarios/bugs: %s)", id, strings.Join(IDs(), "; "))
 		}
 	}
 	return nil
@@ -226,11 +251,7 @@ func Check(ids []string) error {
 
 // Markdown is the page of the known bugs (docs/bugs.md), by ID.
 func Markdown() string {
-	var ids []string
-	for id := range All {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := IDs()
 	var b strings.Builder
 	b.WriteString("# Known upstream bugs\n\n" +
 		"Generated from `scenarios/bugs` by `jobconform bugs --out docs/bugs.md`; a test fails when it is stale.\n\n" +
@@ -252,6 +273,9 @@ func Markdown() string {
 			releases = "Controller: Kueue's MultiKueue (`--controllers multikueue`). Kueue releases"
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n%s: `%s`. Upstream state last read: %s.\n\n%s\n", title, releases, bug.Releases, bug.Read, bug.What)
+		if len(bug.Fields) > 0 {
+			fmt.Fprintf(&b, "\nThe differential verdict still compares with a built-in run it broke, but for the fields it changes: `%s`.\n", strings.Join(bug.Fields, "`, `"))
+		}
 	}
 	return b.String()
 }

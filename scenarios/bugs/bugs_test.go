@@ -101,3 +101,15 @@ func TestOfApiserver(t *testing.T) {
 		t.Error("a bug of the built-in controller named as the apiserver's")
 	}
 }
+
+// In finds the bugs a verdict's line names, as Describe names them, and
+// no other.
+func TestIn(t *testing.T) {
+	line := "step 3 (await): not reached — " + StaleStatusDuringBackoff.Describe("v1.36.2")
+	if got := In(line); len(got) != 1 || got[0] != StaleStatusDuringBackoff.ID {
+		t.Fatalf("In(%q) = %v", line, got)
+	}
+	if got := In("invariant active-settles: active=0, 1 pod running"); got != nil {
+		t.Fatalf("a line naming no bug: %v", got)
+	}
+}

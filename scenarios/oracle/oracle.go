@@ -117,6 +117,11 @@ type Observation struct {
 	// no oracle for that run. Skipped says why it did not run at all.
 	Failed  []string `json:"failed,omitempty"`
 	Skipped string   `json:"skipped,omitempty"`
+	// Bugs are the known upstream bugs (scenarios/bugs IDs) that explain
+	// every one of Failed; nil when any failure is unexplained. A run
+	// broken by bugs whose fields are known is still an oracle for the
+	// rest (harness: bugFields).
+	Bugs []string `json:"bugs,omitempty"`
 	// Scope is "status" for a dispatched Job's run (Dispatched): its status
 	// and conditions are compared, not its pods or events.
 	Scope string `json:"scope,omitempty"`
@@ -160,7 +165,16 @@ func Learn(first, second *Observation) *Observation {
 		out.Racy = cmp.Or(out.Racy, fmt.Sprintf("one of the built-in's two runs broke a promise, the other did not (%s)", strings.Join(append(first.Failed, second.Failed...), "; ")))
 	}
 	out.Failed = append(slices.Clone(first.Failed), second.Failed...)
+	out.Bugs = nil
+	if explained(first) && explained(second) {
+		out.Bugs = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(first.Bugs), second.Bugs...))))
+	}
 	return &out
+}
+
+// explained tells whether o broke nothing, or only what its Bugs explain.
+func explained(o *Observation) bool {
+	return len(o.Failed) == 0 || len(o.Bugs) > 0
 }
 
 // Fingerprint names a scenario's content: what it was loaded as, the file

@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/suites/internal/runner"
 )
@@ -66,15 +67,22 @@ func (o *Oracle) Keep(s *scenarios.Scenario, rs ...*runner.Result) error {
 		if r.Skipped != "" || r.Observation == nil { // said, so that no run waits for it
 			return o.Store.Put(s.Name, &oracle.Observation{Controller: r.Controller, Version: r.Version, Skipped: cmp.Or(r.Skipped, "nothing observed")})
 		}
-		this := *r.Observation
-		this.Failed = r.Failures()
+		this := asOracle(r)
 		if obs == nil {
-			obs = &this
+			obs = this
 		} else {
-			obs = oracle.Learn(obs, &this)
+			obs = oracle.Learn(obs, this)
 		}
 	}
 	return o.Store.Put(s.Name, obs)
+}
+
+// asOracle is the built-in's run r as an oracle: its observation, with
+// what it broke and the known bugs that explain it.
+func asOracle(r *runner.Result) *oracle.Observation {
+	o := *r.Observation
+	o.Failed, o.Bugs = r.Failures(), r.KnownBugs()
+	return &o
 }
 
 // Abandon says, when the built-in's run of s was marked started and
@@ -152,9 +160,7 @@ func (o *Oracle) confirm(ctx context.Context, s *scenarios.Scenario, c runner.Co
 	builtin, why, err := o.builtin(ctx, s)
 	if err == nil && builtin != nil && o.From == nil && o.RunBuiltIn != nil {
 		if br := o.RunBuiltIn(ctx, s); br.Err == nil && br.Skipped == "" && br.Observation != nil {
-			third := *br.Observation
-			third.Failed = br.Failures()
-			builtin = oracle.Learn(builtin, &third)
+			builtin = oracle.Learn(builtin, asOracle(br))
 		}
 	}
 	again := run()
@@ -237,13 +243,44 @@ func (o *Oracle) judgeWith(s *scenarios.Scenario, r *runner.Result, builtin *ora
 		// explore.md: a case whose outcome hinges on a race is never judged.
 		r.OracleNote = "not compared with the built-in: racy: " + builtin.Racy
 	case len(builtin.Failed) > 0:
-		// A built-in that broke a promise is no oracle: its run is judged
-		// (and its bug named) in its own spec, not held against this one.
-		r.OracleNote = fmt.Sprintf("not compared with the built-in: its run of this scenario broke a promise (%s)", builtin.Failed[0])
+		// A built-in that broke a promise is judged (and its bug named) in
+		// its own spec. It is still the oracle where known bugs whose
+		// fields are known explain every failure: for every other field.
+		allowed, ok, why := bugFields(builtin)
+		if !ok {
+			r.OracleNote = fmt.Sprintf("not compared with the built-in: its run of this scenario broke a promise (%s)%s", builtin.Failed[0], why)
+			return
+		}
+		for f, w := range s.Oracle.Differ {
+			allowed[f] = w
+		}
+		r.Compared = true
+		r.Differences = oracle.CompareWith(builtin, r.Observation, allowed, mayLose(s))
 	default:
 		r.Compared = true
 		r.Differences = oracle.CompareWith(builtin, r.Observation, s.Oracle.Differ, mayLose(s))
 	}
+}
+
+// bugFields are the fields the known bugs that broke the built-in's run
+// change (bugs.Bug.Fields), each excused by its bug; not ok when that run
+// is no oracle at all: a failure no known bug explains, or a bug whose
+// fields were never learned (why, when there is more to say).
+func bugFields(builtin *oracle.Observation) (allowed map[string]string, ok bool, why string) {
+	if len(builtin.Bugs) == 0 {
+		return nil, false, ""
+	}
+	allowed = map[string]string{}
+	for _, id := range builtin.Bugs {
+		b, known := bugs.All[id]
+		if !known || len(b.Fields) == 0 {
+			return nil, false, fmt.Sprintf("; which fields %s changes in a run was never learned", id)
+		}
+		for _, f := range b.Fields {
+			allowed[f] = fmt.Sprintf("changed in the built-in's run by known upstream bug %s of Kubernetes %s", id, builtin.Version)
+		}
+	}
+	return allowed, true, ""
 }
 
 // StopLosesEvents is why a scenario that stops the controller may miss

@@ -9,6 +9,7 @@ import (
 	"github.com/jobconform/jobconform/chaos"
 	"github.com/jobconform/jobconform/internal/starvation"
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -388,5 +389,48 @@ func TestOracleRunsAStarvedTimingFailureAgain(t *testing.T) {
 				t.Errorf("%s, %s: runs %d, failures %v, again %q, err %v", tc.name, c.Name, runs, r.Failures(), r.Again, err)
 			}
 		}
+	}
+}
+
+// A built-in run broken only by known bugs whose fields were learned is
+// still the oracle: a difference in those fields is excused by the bug,
+// named; any other difference fails. A bug whose fields were never learned,
+// or a failure no bug explains, leaves the run no oracle, said.
+func TestOracleKnownBugFields(t *testing.T) {
+	learned := bugs.Bug{ID: "example/bugs#1", Releases: ">=1.0.0", What: "writes failed late", Fields: []string{"status.failed"}}
+	unlearned := bugs.Bug{ID: "example/bugs#2", Releases: ">=1.0.0", What: "something else"}
+	for _, b := range []bugs.Bug{learned, unlearned} {
+		bugs.All[b.ID] = b
+		defer delete(bugs.All, b.ID)
+	}
+	brokenBy := func(b bugs.Bug) *runner.Result {
+		obs := observed("0")
+		obs.Version = "v1.37.1"
+		return &runner.Result{Controller: "builtin", Version: "v1.37.1", Observation: obs, Steps: []runner.StepResult{
+			{Index: 1, What: "await", KnownBug: true, Message: "not reached — " + b.Describe("v1.37.1")}}}
+	}
+	judge := func(b bugs.Bug, other *oracle.Observation) *runner.Result {
+		s := &scenarios.Scenario{Name: "s"}
+		o := &Oracle{Store: oracle.Store{Dir: t.TempDir()}}
+		o.Started(s)
+		if err := o.Keep(s, brokenBy(b)); err != nil {
+			t.Fatal(err)
+		}
+		other.Version = "v1.37.1"
+		r := &runner.Result{Observation: other}
+		o.Judge(context.Background(), s, runner.Reference, r)
+		return r
+	}
+	r := judge(learned, observed("1"))
+	if !r.Compared || len(r.Differences) != 1 || !strings.Contains(r.Differences[0].Allowed, learned.ID) || len(r.Failures()) != 0 {
+		t.Fatalf("learned fields: compared %v, differences %v, note %q", r.Compared, r.Differences, r.OracleNote)
+	}
+	other := observed("0")
+	other.Events["Normal/SuccessfulCreate"] = 1
+	if r := judge(learned, other); !r.Compared || len(r.Failures()) != 1 {
+		t.Fatalf("a field the bug does not change: compared %v, failures %v", r.Compared, r.Failures())
+	}
+	if r := judge(unlearned, observed("1")); r.Compared || !strings.Contains(r.OracleNote, "never learned") {
+		t.Fatalf("unlearned fields: compared %v, note %q", r.Compared, r.OracleNote)
 	}
 }

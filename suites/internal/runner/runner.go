@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"github.com/jobconform/jobconform/internal/starvation"
 	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/invariants"
 	"github.com/jobconform/jobconform/scenarios/oracle"
 	"github.com/jobconform/jobconform/suites/internal/controllers"
@@ -226,6 +228,24 @@ func (r *Result) Unexplained() bool {
 		}
 	}
 	return false
+}
+
+// KnownBugs are the IDs of the known upstream bugs that explain r's
+// failures (scenarios/bugs), nil when r broke nothing or any of its
+// failures is unexplained.
+func (r *Result) KnownBugs() []string {
+	if r.Unexplained() {
+		return nil
+	}
+	var out []string
+	for _, f := range r.Failures() {
+		for _, id := range bugs.In(f) {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }
 
 // ByMachine tells whether r failed, and only in ways a busy machine can
