@@ -535,3 +535,24 @@ func TestNoiseFollowsThePods(t *testing.T) {
 		t.Errorf("a third run lost the noise of the first two: runs %d, noise %v", l.Runs, l.Noise)
 	}
 }
+
+// One of two built-in runs broken by a known bug that did not cut it
+// short is the bug's nondeterminism, not a race; a run cut short, or a
+// failure no bug explains, makes the pair racy.
+func TestLearnKnownBugInOneRun(t *testing.T) {
+	ok := &Observation{Final: map[string]string{"active": "1"}}
+	bug := &Observation{Final: map[string]string{"active": "2"}, Failed: []string{"invariant active-settles … known upstream bug"}, Bugs: []string{"kubernetes/kubernetes#139428"}}
+	if l := Learn(ok, bug); l.Racy != "" || len(l.Bugs) != 1 || l.Noise["status.active"] == "" {
+		t.Fatalf("a bug in one run of two: racy %q, bugs %v, noise %v", l.Racy, l.Bugs, l.Noise)
+	}
+	cut := *bug
+	cut.Cut = "it stopped at step 4 (await)"
+	if l := Learn(ok, &cut); l.Racy == "" || l.Cut == "" {
+		t.Fatalf("a run cut short: racy %q, cut %q", l.Racy, l.Cut)
+	}
+	unexplained := *bug
+	unexplained.Bugs = nil
+	if l := Learn(ok, &unexplained); l.Racy == "" || l.Bugs != nil {
+		t.Fatalf("an unexplained failure: racy %q, bugs %v", l.Racy, l.Bugs)
+	}
+}

@@ -82,6 +82,11 @@ func (o *Oracle) Keep(s *scenarios.Scenario, rs ...*runner.Result) error {
 func asOracle(r *runner.Result) *oracle.Observation {
 	o := *r.Observation
 	o.Failed, o.Bugs = r.Failures(), r.KnownBugs()
+	for _, st := range r.Steps {
+		if !st.OK && !st.Skipped { // the steps stop at the first that fails
+			o.Cut = fmt.Sprintf("it stopped at step %d (%s), the steps after it never ran", st.Index, st.What)
+		}
+	}
 	return &o
 }
 
@@ -246,16 +251,22 @@ func (o *Oracle) judgeWith(s *scenarios.Scenario, r *runner.Result, builtin *ora
 		// A built-in that broke a promise is judged (and its bug named) in
 		// its own spec. It is still the oracle where known bugs whose
 		// fields are known explain every failure: for every other field.
-		allowed, ok, why := bugFields(builtin)
+		byBug, ok, why := bugFields(builtin)
 		if !ok {
 			r.OracleNote = fmt.Sprintf("not compared with the built-in: its run of this scenario broke a promise (%s)%s", builtin.Failed[0], why)
 			return
 		}
-		for f, w := range s.Oracle.Differ {
-			allowed[f] = w
-		}
 		r.Compared = true
-		r.Differences = oracle.CompareWith(builtin, r.Observation, allowed, mayLose(s))
+		r.Differences = oracle.CompareWith(builtin, r.Observation, s.Oracle.Differ, mayLose(s))
+		// After the comparison: a bug may decide whether an event is
+		// recorded at all, which no allowance of a scenario may excuse.
+		for i, d := range r.Differences {
+			for f, reason := range byBug {
+				if d.Allowed == "" && oracle.Matches(f, d.Field) {
+					r.Differences[i].Allowed = reason
+				}
+			}
+		}
 	default:
 		r.Compared = true
 		r.Differences = oracle.CompareWith(builtin, r.Observation, s.Oracle.Differ, mayLose(s))
@@ -264,11 +275,15 @@ func (o *Oracle) judgeWith(s *scenarios.Scenario, r *runner.Result, builtin *ora
 
 // bugFields are the fields the known bugs that broke the built-in's run
 // change (bugs.Bug.Fields), each excused by its bug; not ok when that run
-// is no oracle at all: a failure no known bug explains, or a bug whose
-// fields were never learned (why, when there is more to say).
+// is no oracle at all: a failure no known bug explains, a step the bug
+// broke (the run stopped there: Cut), or a bug whose fields were never
+// learned (why, when there is more to say).
 func bugFields(builtin *oracle.Observation) (allowed map[string]string, ok bool, why string) {
 	if len(builtin.Bugs) == 0 {
 		return nil, false, ""
+	}
+	if builtin.Cut != "" {
+		return nil, false, "; " + builtin.Cut + ", so what it left is of a shorter run"
 	}
 	allowed = map[string]string{}
 	for _, id := range builtin.Bugs {

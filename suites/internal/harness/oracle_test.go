@@ -403,17 +403,19 @@ func TestOracleKnownBugFields(t *testing.T) {
 		bugs.All[b.ID] = b
 		defer delete(bugs.All, b.ID)
 	}
+	// An invariant the bug breaks: the run went on to its end.
 	brokenBy := func(b bugs.Bug) *runner.Result {
 		obs := observed("0")
 		obs.Version = "v1.37.1"
-		return &runner.Result{Controller: "builtin", Version: "v1.37.1", Observation: obs, Steps: []runner.StepResult{
-			{Index: 1, What: "await", KnownBug: true, Message: "not reached — " + b.Describe("v1.37.1")}}}
+		bug := b.Describe("v1.37.1")
+		return &runner.Result{Controller: "builtin", Version: "v1.37.1", Observation: obs, Invariants: []invariants.Result{
+			{Invariant: "active-settles", KnownBug: bug, Violations: []invariants.Violation{{Invariant: "active-settles", Message: "stale — " + bug}}}}}
 	}
-	judge := func(b bugs.Bug, other *oracle.Observation) *runner.Result {
+	judgeWith := func(built *runner.Result, other *oracle.Observation) *runner.Result {
 		s := &scenarios.Scenario{Name: "s"}
 		o := &Oracle{Store: oracle.Store{Dir: t.TempDir()}}
 		o.Started(s)
-		if err := o.Keep(s, brokenBy(b)); err != nil {
+		if err := o.Keep(s, built); err != nil {
 			t.Fatal(err)
 		}
 		other.Version = "v1.37.1"
@@ -421,6 +423,7 @@ func TestOracleKnownBugFields(t *testing.T) {
 		o.Judge(context.Background(), s, runner.Reference, r)
 		return r
 	}
+	judge := func(b bugs.Bug, other *oracle.Observation) *runner.Result { return judgeWith(brokenBy(b), other) }
 	r := judge(learned, observed("1"))
 	if !r.Compared || len(r.Differences) != 1 || !strings.Contains(r.Differences[0].Allowed, learned.ID) || len(r.Failures()) != 0 {
 		t.Fatalf("learned fields: compared %v, differences %v, note %q", r.Compared, r.Differences, r.OracleNote)
@@ -432,5 +435,24 @@ func TestOracleKnownBugFields(t *testing.T) {
 	}
 	if r := judge(unlearned, observed("1")); r.Compared || !strings.Contains(r.OracleNote, "never learned") {
 		t.Fatalf("unlearned fields: compared %v, note %q", r.Compared, r.OracleNote)
+	}
+	// A step the bug broke stopped the run there: what it left is of a
+	// shorter run (v1.36.2's readiness-terminating-not-ready: ready 1 at
+	// the failed step, 2 at the reference's end).
+	cut := brokenBy(learned)
+	cut.Invariants = nil
+	cut.Steps = []runner.StepResult{{Index: 4, What: "await", KnownBug: true, Message: "not reached — " + learned.Describe("v1.37.1")}}
+	if r := judgeWith(cut, observed("0")); r.Compared || !strings.Contains(r.OracleNote, "stopped at step 4") {
+		t.Fatalf("a run cut short by the bug: compared %v, note %q", r.Compared, r.OracleNote)
+	}
+	// The bug decides whether an event is recorded at all: excused too.
+	other = observed("0")
+	other.Events["Normal/SuccessfulDelete"] = 1
+	learnedEvents := learned
+	learnedEvents.ID, learnedEvents.Fields = "example/bugs#3", []string{"events.Normal/SuccessfulDelete"}
+	bugs.All[learnedEvents.ID] = learnedEvents
+	defer delete(bugs.All, learnedEvents.ID)
+	if r := judge(learnedEvents, other); !r.Compared || len(r.Failures()) != 0 {
+		t.Fatalf("an event the bug decides: compared %v, failures %v", r.Compared, r.Failures())
 	}
 }
