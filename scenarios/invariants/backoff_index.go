@@ -38,6 +38,7 @@ var IndexBackoffRespected = Invariant{
 		// upstream's getFinishedTime takes a Ready=False transition before a
 		// deletion, and a pod held unready by a gate has one from its start.
 		finished := map[types.UID]time.Time{}
+		released := map[types.UID]bool{} // releasedUncounted: no failure of the index
 		spans := unknownSpans(t)
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
 			j := after.job
@@ -59,6 +60,9 @@ var IndexBackoffRespected = Invariant{
 					out = append(out, violation("index-backoff-respected", e, "pod %s retries index %s %s before its backoff ended (%s after the index's failure %d: not before %s)",
 						p.Name, ix, lb.Sub(e.Time).Round(100*time.Millisecond), Backoff(f.count+1), f.count+1, lb.UTC().Format("15:04:05")))
 				}
+				return
+			}
+			if released[p.UID] = released[p.UID] || releasedUncounted(ctx, p); released[p.UID] {
 				return
 			}
 			if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed {

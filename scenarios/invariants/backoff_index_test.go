@@ -80,3 +80,33 @@ func TestIndexBackoffFromTheEarliestView(t *testing.T) {
 	b.pod("b0", withIndex("0"))
 	expectOK(t, IndexBackoffRespected, Context{}, b)
 }
+
+// A pod the controller let go uncounted — its tracking finalizer removed
+// while it ran, as a suspension does before deleting it — is no failure of
+// its index: its successor after the resume waits for no backoff (explore
+// seed 3, cases 84, 98, 101: v1.37.1's built-in and the reference alike).
+// A pod whose finalizer goes after it failed (release-failed-at-once) is.
+func TestIndexBackoffNotAfterAReleasedPod(t *testing.T) {
+	const f = "example.com/tracking"
+	run := func(releasedWhileRunning bool) *builder {
+		b := newBuilder(func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](1), ptr.To[int32](1)
+			j.Spec.BackoffLimitPerIndex = ptr.To[int32](3)
+		})
+		b.pod("a0", withIndex("0")).pod("a0", func(p *corev1.Pod) { p.Finalizers = []string{f}; p.Status.Phase = corev1.PodRunning })
+		unfinalize := func(p *corev1.Pod) { p.Finalizers = nil }
+		if releasedWhileRunning {
+			b.pod("a0", unfinalize)
+		}
+		b.pod("a0", failedAt(b))
+		if !releasedWhileRunning {
+			b.pod("a0", unfinalize)
+		}
+		b.wait(time.Second)
+		b.pod("b0", withIndex("0")).pod("b0", func(p *corev1.Pod) { p.Finalizers = []string{f} })
+		return b
+	}
+	expectOK(t, IndexBackoffRespected, Context{Finalizer: f}, run(true))
+	expectViolation(t, IndexBackoffRespected, Context{Finalizer: f}, run(false), "pod b0 retries index 0")
+}
