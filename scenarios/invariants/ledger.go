@@ -23,6 +23,7 @@ type podLedger struct {
 	liveAtFailure    bool // not terminal when the Job got FailureTarget (or Failed)
 	liveAtSuccess    bool // let go with the Job's success (goneWithSuccess)
 	released         bool // its tracking finalizer went while it ran, unrecorded: never counted
+	letGo            bool // its owner reference and finalizer went while it ran, and it was not adopted again: never counted
 	suspendedAway    bool // deleted while it ran and the Job was suspended: never counted
 	raced            bool // finished just before the controller deleted it as active (deletedAsActive)
 }
@@ -90,6 +91,17 @@ var Ledger = Invariant{
 			}
 			p := e.Pod()
 			if !ownedBy(p, job) {
+				// A pod the controller let go while it ran (its labels no
+				// longer match: its owner reference and finalizer dropped) is
+				// no longer the Job's: what it does next counts for nothing
+				// (explore seed 3, case 152: a pod released by a releasePod
+				// act, failing after the Job's FailureTarget, was counted
+				// failed). A pod orphaned with its finalizer kept, or adopted
+				// again (letGo cleared below), still counts.
+				if l := pods[p.UID]; l != nil && !podTerminal(p) && e.Type != timeline.Deleted && !slices.Contains(p.Finalizers, ctx.Finalizer) {
+					l.letGo = true
+					delete(live, p.UID)
+				}
 				return
 			}
 			l := pods[p.UID]
@@ -100,6 +112,7 @@ var Ledger = Invariant{
 				}
 				pods[p.UID] = l
 			}
+			l.letGo = false
 			prev := before.pods[p.UID]
 			if asActive[e.Seq] {
 				l.raced = true
@@ -184,7 +197,7 @@ func checkLedger(job *batchv1.Job, pods map[types.UID]*podLedger, at timeline.En
 	var failedMin, failedMax, succMin, succMax int
 	sureIx, maybeIx := map[int]bool{}, map[int]bool{}
 	for _, l := range pods {
-		if l.released || l.suspendedAway {
+		if l.released || l.letGo || l.suspendedAway {
 			continue // let go uncounted: a suspension, an excess pod (upstream deleteJobPods)
 		}
 		inRange := l.index < 0 || l.index < completions

@@ -155,3 +155,25 @@ func TestLedgerDeletedAsActive(t *testing.T) {
 	expectOK(t, Ledger, ctx, run(time.Second, false))
 	expectViolation(t, Ledger, ctx, run(30*time.Second, true), "succeeded=0, but its pods say 1")
 }
+
+// A pod the controller lets go while it runs (its labels no longer match:
+// its owner reference and finalizer dropped) counts for nothing, though it
+// fails later, after the Job failed (explore seed 3, case 152: v1.37.1's
+// built-in and the reference alike). A pod still the Job's counts.
+func TestLedgerPodLetGo(t *testing.T) {
+	ctx := Context{Finalizer: fin}
+	run := func(letGo bool) *builder {
+		b := newBuilder().pod("a", running)
+		if letGo {
+			b.pod("a", func(p *corev1.Pod) { p.OwnerReferences, p.Finalizers = nil, nil })
+		}
+		b.pod("b", running).pod("b", failed)
+		b.status(func(s *batchv1.JobStatus) {
+			s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded")}
+		})
+		b.pod("a", failed)
+		return b
+	}
+	expectOK(t, Ledger, ctx, finishWith(run(true), batchv1.JobFailed, 0, 1, ""))
+	expectViolation(t, Ledger, ctx, finishWith(run(false), batchv1.JobFailed, 0, 1, ""), "failed=1, but its pods say 2")
+}
