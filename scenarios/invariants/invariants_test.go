@@ -145,6 +145,46 @@ func TestCountersMonotonic(t *testing.T) {
 	non.job.Spec.Completions = ptr.To[int32](3)
 	non.status(func(s *batchv1.JobStatus) { s.Succeeded = 3 })
 	expectViolation(t, CountersMonotonic, Context{}, non, "succeeded went from 4 to 3")
+	// An index list only grows below completions: a controller that
+	// rebuilds completedIndexes from the pods it still sees loses one.
+	grows := newBuilder(indexed).status(func(s *batchv1.JobStatus) { s.CompletedIndexes = "1" }).
+		status(func(s *batchv1.JobStatus) { s.CompletedIndexes = "0,1"; s.FailedIndexes = ptr.To("3") }).
+		status(func(s *batchv1.JobStatus) { s.CompletedIndexes = "0-2"; s.FailedIndexes = ptr.To("3,4") })
+	expectOK(t, CountersMonotonic, Context{}, grows)
+	lost := newBuilder(indexed).status(func(s *batchv1.JobStatus) { s.CompletedIndexes = "0-2" }).
+		status(func(s *batchv1.JobStatus) { s.CompletedIndexes = "0,2" })
+	expectViolation(t, CountersMonotonic, Context{}, lost, `index 1 left completedIndexes ("0-2" → "0,2", completions 5)`)
+	lostFailed := newBuilder(indexed).status(func(s *batchv1.JobStatus) { s.FailedIndexes = ptr.To("1,3") }).
+		status(func(s *batchv1.JobStatus) { s.FailedIndexes = ptr.To("1") })
+	expectViolation(t, CountersMonotonic, Context{}, lostFailed, `index 3 left failedIndexes ("1,3" → "1", completions 5)`)
+	// Indexes at or above a shrunk completions may go.
+	shrinks := newBuilder(indexed).status(func(s *batchv1.JobStatus) { s.CompletedIndexes = "0,3-4"; s.Succeeded = 3 })
+	shrinks.job.Spec.Completions = ptr.To[int32](3)
+	shrinks.status(func(s *batchv1.JobStatus) { s.CompletedIndexes = "0"; s.Succeeded = 1 })
+	expectOK(t, CountersMonotonic, Context{}, shrinks)
+}
+
+func TestFirstLost(t *testing.T) {
+	for _, c := range []struct {
+		was, is string
+		below   int
+		want    int
+		lost    bool
+	}{
+		{"", "", 9, 0, false},
+		{"0-9", "0-9", 10, 0, false},
+		{"0-4", "0-2,4", 10, 3, true},
+		{"0-4", "0-9", 10, 0, false},
+		{"0-4,7", "0-4", 10, 7, true},
+		{"0-4,7", "0-4", 7, 0, false},
+		{"2,5-6", "0-3,5", 10, 6, true},
+		{"0-9999", "0-4998,5000-9999", 10000, 4999, true},
+	} {
+		n, lost := firstLost(c.was, c.is, c.below)
+		if n != c.want || lost != c.lost {
+			t.Errorf("firstLost(%q, %q, %d) = %d, %t; want %d, %t", c.was, c.is, c.below, n, lost, c.want, c.lost)
+		}
+	}
 }
 
 func TestReadyNotAboveActive(t *testing.T) {
