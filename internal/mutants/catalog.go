@@ -20,6 +20,11 @@ var catalog = []Mutant{
 			// (the apiserver refuses terminating>0 with a terminal condition).
 			{"tracking_utils.go", "if st.terminating > 0 {\n\t\treturn false\n\t}", "if st.terminating > 0 {\n\t\tst.job.Status.Terminating = ptr.To[int32](0)\n\t}"},
 		}},
+	{Name: "forget-failed-indexes", Suite: "conformance", Labels: "backoffPerIndex",
+		Breaks: "rebuilds failedIndexes from the failed pods it still tracks, so an index leaves the list once its pod's finalizer is released",
+		Edits: []Edit{
+			{"indexed_job_utils.go", "prev = parseIndexes(*job.Status.FailedIndexes, completions)", `prev = parseIndexes("", completions)`},
+		}},
 	{Name: "stale-start-time", Suite: "conformance", Labels: "suspend",
 		Breaks: "keeps startTime across a suspension and a resume (neither clears nor resets it)",
 		Edits: []Edit{
