@@ -357,10 +357,14 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 
 // Acts are what a case may do once its first wave of pods runs: to one
 // running pod (deleted, evicted, orphaned: its owner reference removed;
-// released: its selector's labels removed), or to the Job (suspended until
-// every pod is gone, then resumed; its parallelism scaled).
+// released: its selector's labels removed), beside them (a pod made by
+// hand from the template, with no owner: to adopt, or on an Indexed Job
+// with an index already running, out of range or none: to remove), or to
+// the Job (suspended until every pod is gone, then resumed; its
+// parallelism scaled; deleted and made again under its name, as JobSet
+// does on a restart: the new Job owes nothing to the old one's backoff).
 var Acts = []string{scenarios.ActDeletePod, scenarios.ActEvictPod, scenarios.ActOrphanPod, scenarios.ActReleasePod,
-	scenarios.ActSuspend, scenarios.ActScale}
+	scenarios.ActSuspend, scenarios.ActScale, scenarios.ActCreatePod, scenarios.ActRecreateJob}
 
 // act is the steps of act, drawn for s.
 func (g *gen) act(s *scenarios.Scenario, act string, features map[string]bool) []scenarios.Step {
@@ -380,6 +384,27 @@ func (g *gen) act(s *scenarios.Scenario, act string, features map[string]bool) [
 			to = par + 1
 		}
 		return []scenarios.Step{{Act: &scenarios.Action{Kind: scenarios.ActScale, Parallelism: ptr.To(to)}}}
+	case scenarios.ActCreatePod:
+		features["adoption"] = true
+		a := &scenarios.Action{Kind: act}
+		if ptr.Deref(s.Job.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
+			// Index 0 runs (the first wave awaited, 10 s runs), index
+			// completions is out of range, none is no index at all.
+			switch g.r.IntN(3) {
+			case 0:
+				a.Index = ptr.To(0)
+			case 1:
+				a.Index = ptr.To(int(ptr.Deref(s.Job.Completions, 0)))
+			}
+		}
+		return []scenarios.Step{{Act: a}}
+	case scenarios.ActRecreateJob:
+		if ptr.Deref(s.Job.Suspend, false) {
+			// Made again as first made, it would wait suspended for a
+			// resume that came before: a pod deleted instead.
+			return []scenarios.Step{{Act: &scenarios.Action{Kind: scenarios.ActDeletePod}}}
+		}
+		features["deletion"] = true
 	case scenarios.ActOrphanPod, scenarios.ActReleasePod:
 		features["adoption"] = true
 	}
