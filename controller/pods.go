@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -262,28 +263,22 @@ func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
 // podsForRemoval picks the active pods to delete: for an Indexed Job every
 // pod with no index, an index out of range, or a duplicate index (one pod per
 // index stays), as upstream's activePodsForRemoval removes them whatever the
-// count; then, up to n in all, the least valuable of the rest: unscheduled,
-// pending, not ready, newest.
+// count; then, up to n in all, the least valuable of the rest, ranked as
+// upstream's controller.ActivePods: unscheduled, pending before unknown
+// before running, not ready, ready most recently, restarted most, newest,
+// and of an Indexed Job's pods alike the lowest index (ranking by creation
+// alone, ties in the informer's order, kept another index than upstream's
+// when a scale-down of ready pods made in one second found them alike:
+// explore-4-110).
 func (c *Controller) podsForRemoval(job *batchv1.Job, active []*corev1.Pod, n int) []*corev1.Pod {
-	rank := func(p *corev1.Pod) int {
-		switch {
-		case p.Spec.NodeName == "":
-			return 0
-		case p.Status.Phase == corev1.PodPending:
-			return 1
-		case !podReady(p):
-			return 2
-		}
-		return 3
-	}
 	sorted := append([]*corev1.Pod(nil), active...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		ri, rj := rank(sorted[i]), rank(sorted[j])
-		if ri != rj {
-			return ri < rj
-		}
-		return sorted[i].CreationTimestamp.After(sorted[j].CreationTimestamp.Time)
-	})
+	if isIndexed(job) {
+		// Upstream ranks an Indexed Job's pods in index order, and its
+		// sort keeps that order among equals (an insertion sort below 12
+		// pods): of pods alike, the lowest index goes first.
+		sort.SliceStable(sorted, func(i, j int) bool { return completionIndex(sorted[i]) < completionIndex(sorted[j]) })
+	}
+	sort.SliceStable(sorted, func(i, j int) bool { return lessValuable(sorted[i], sorted[j]) })
 	var must, rest []*corev1.Pod
 	if isIndexed(job) {
 		kept := map[int]bool{}
@@ -305,4 +300,72 @@ func (c *Controller) podsForRemoval(job *batchv1.Job, active []*corev1.Pod, n in
 		must = append(must, rest[:more]...)
 	}
 	return must
+}
+
+// phaseRank orders the phases of active pods as upstream's podPhaseToOrdinal.
+var phaseRank = map[corev1.PodPhase]int{corev1.PodPending: 0, corev1.PodUnknown: 1, corev1.PodRunning: 2}
+
+// lessValuable tells whether a goes before b when pods are removed
+// (k8s.io/kubernetes/pkg/controller.ActivePods.Less, v1.37.1).
+func lessValuable(a, b *corev1.Pod) bool {
+	if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") {
+		return a.Spec.NodeName == ""
+	}
+	if phaseRank[a.Status.Phase] != phaseRank[b.Status.Phase] {
+		return phaseRank[a.Status.Phase] < phaseRank[b.Status.Phase]
+	}
+	if podReady(a) != podReady(b) {
+		return !podReady(a)
+	}
+	if podReady(a) {
+		if ta, tb := readySince(a), readySince(b); !ta.Equal(tb) {
+			return afterOrZero(ta, tb)
+		}
+	}
+	if ra, rb := restarts(a), restarts(b); ra != rb {
+		return ra[0] > rb[0] || (ra[0] == rb[0] && ra[1] > rb[1])
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return afterOrZero(a.CreationTimestamp.Time, b.CreationTimestamp.Time)
+	}
+	return false
+}
+
+// readySince is when a ready pod's Ready condition last turned True.
+func readySince(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// afterOrZero: a zero time first, then the later.
+func afterOrZero(a, b time.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return a.IsZero()
+	}
+	return a.After(b)
+}
+
+// restarts is a pod's highest restart count of its regular containers, then
+// of its sidecars (init containers that restart always).
+func restarts(p *corev1.Pod) [2]int32 {
+	var out [2]int32
+	for _, c := range p.Status.ContainerStatuses {
+		out[0] = max(out[0], c.RestartCount)
+	}
+	sidecars := map[string]bool{}
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sidecars[c.Name] = true
+		}
+	}
+	for _, c := range p.Status.InitContainerStatuses {
+		if sidecars[c.Name] {
+			out[1] = max(out[1], c.RestartCount)
+		}
+	}
+	return out
 }

@@ -119,6 +119,7 @@ var kubeletSample = []string{
 	"nonindexed-scale-down-not-ready-first",          // scale-down by readiness (gates)
 	"indexed-removes-bad-indexes",                    // pods of its own created beside the Job's
 	"manual-selector-adopts-orphans-not-others-pods", // orphans and others' pods
+	"indexed-scale-down-keeps-earliest-ready",        // readiness delays on a kubelet, ranked at a scale-down
 }
 
 // kubeletSampleFocus selects kubeletSample's specs of the conformance suite,

@@ -25,6 +25,12 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"indexed_job_utils.go", "prev = parseIndexes(*job.Status.FailedIndexes, completions)", `prev = parseIndexes("", completions)`},
 		}},
+	{Name: "scale-down-by-creation", Suite: "conformance", Labels: "elastic",
+		Breaks: "ranks the pods a scale-down removes by creation alone: not by when they became ready, nor, among equals, by index",
+		Edits: []Edit{
+			{"pods.go", "if isIndexed(job) {\n\t\t// Upstream ranks", "if false {\n\t\t// Upstream ranks"},
+			{"pods.go", "if podReady(a) {\n\t\tif ta, tb", "if false {\n\t\tif ta, tb"},
+		}},
 	{Name: "stale-start-time", Suite: "conformance", Labels: "suspend",
 		Breaks: "keeps startTime across a suspension and a resume (neither clears nor resets it)",
 		Edits: []Edit{
@@ -369,7 +375,7 @@ var catalog = []Mutant{
 	{Name: "remove-ready-first", Suite: "conformance", Labels: "elastic",
 		Breaks: "removes surplus pods most advanced first (ready before not ready, running before pending)",
 		Edits: []Edit{
-			{"pods.go", "ri, rj := rank(sorted[i]), rank(sorted[j])", "rj, ri := rank(sorted[i]), rank(sorted[j])"},
+			{"pods.go", "return lessValuable(sorted[i], sorted[j])", "return lessValuable(sorted[j], sorted[i])"},
 		}},
 	{Name: "keep-backoff-on-recreate", Suite: "conformance", Labels: "deletion && backoff",
 		Breaks: "forgets a Job's pod-failure backoff only when the Job finishes, not when it is deleted: a Job created again under its name waits out its predecessor's backoff before its first pod",
