@@ -59,7 +59,7 @@ func Backoff(n int) time.Duration {
 // created it and did not (unless the machine was starved meanwhile:
 // causeVoid); the clock's bound is the second line. Replacements that are not due (the Job is
 // suspended, targeted for a terminal condition, rescaled, or needs no more
-// pods) are not timed; a replacement that never comes is left to the
+// pods — its live pods already at parallelism when this one ends) are not timed; a replacement that never comes is left to the
 // scenario's awaits, which then time out.
 var ReplacementTiming = Invariant{
 	Name:        "replacement-timing",
@@ -163,7 +163,13 @@ var ReplacementTiming = Invariant{
 			terminal[p.UID] = p.Status.Phase == corev1.PodFailed
 			failures++
 			lastFailure = maxTime(lastFailure, e.Time)
-			if replacing(j) && !surplus(j, before) {
+			// Due only where the Job wants a pod once this one is gone: a
+			// pod a scale-down removed (its SIGTERM trap outlasting the
+			// change of parallelism, so its end comes after the rescale)
+			// leaves the Job at its parallelism (explore-4-1054: index 0's
+			// next pod came only when index 1 ended, 20 s on, under both
+			// controllers).
+			if replacing(j) && !surplus(j, before) && wanting(j, after) {
 				pending = append(pending, due{pod: p, at: e})
 			}
 		})

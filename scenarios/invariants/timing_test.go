@@ -49,6 +49,29 @@ func TestReplacementTiming(t *testing.T) {
 	extra.pod("b", nil)
 	expectOK(t, ReplacementTiming, Context{}, extra)
 
+	// An Indexed Job scaled from 2 to 1: the pod the scale-down removed
+	// ends (Failed, its trap done) after the rescale, with index 1's pod
+	// still running: nothing is due; index 0's next pod comes when index 1
+	// has ended, 20s on, and is not timed against it (explore-4-1054).
+	scaled := newBuilder(failedPolicy, indexed).pod("a", withIndex("0")).pod("a", running).pod("b", withIndex("1")).pod("b", running)
+	scaled.job.Spec.Parallelism = ptr.To[int32](1)
+	scaled.status(func(s *batchv1.JobStatus) { s.Active = 2 })
+	scaled.pod("a", unfinalized).pod("a", deleting)
+	scaled.wait(2 * time.Second)
+	scaled.pod("a", failed).podGone("a")
+	scaled.wait(20 * time.Second)
+	scaled.pod("b", succeeded)
+	scaled.status(func(s *batchv1.JobStatus) { s.Succeeded, s.CompletedIndexes = 1, "1" })
+	scaled.pod("c", withIndex("0"))
+	expectOK(t, ReplacementTiming, Context{}, scaled)
+	// The same pod failing on its own, with index 1 running and
+	// parallelism 2, is due, and 30s is late.
+	own := newBuilder(failedPolicy, indexed).pod("a", withIndex("0")).pod("a", running).pod("b", withIndex("1")).pod("b", running)
+	own.pod("a", failed)
+	own.wait(30 * time.Second)
+	own.pod("c", withIndex("0"))
+	expectViolation(t, ReplacementTiming, Context{}, own, "pod c replaced a")
+
 	// Under Failed the clock starts when the pod is terminal, not at its deletion:
 	// 20s of SIGTERM trap, then the replacement 10s later is in bounds.
 	trap := newBuilder(failedPolicy).pod("a", running).pod("a", deleting)
