@@ -101,3 +101,42 @@ func TestBackoffRespectedIndexed(t *testing.T) {
 	b.pod("b1", withIndex("1"))
 	expectViolation(t, BackoffRespected, Context{}, b, "pod b1 created")
 }
+
+// A pod let go uncounted — its finalizer released while it ran, before its
+// deletion (an orphan of a duplicate index, adopted, then removed by the
+// controller: explore-2-36) — is no failure: the next replacement's
+// backoff counts only the real one.
+func TestBackoffRespectedNotAfterAReleasedPod(t *testing.T) {
+	indexed := func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](1), ptr.To[int32](1)
+	}
+	run := func(release bool) *builder {
+		b := newBuilder(indexed, func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) })
+		b.pod("a", withIndex("0")).pod("a", running)
+		b.wait(time.Second)
+		// Made by hand with index 0, an orphan, then adopted (owner and
+		// finalizer added).
+		var owners []metav1.OwnerReference
+		b.pod("x", func(p *corev1.Pod) {
+			withIndex("0")(p)
+			owners, p.OwnerReferences, p.Finalizers = p.OwnerReferences, nil, nil
+		}).pod("x", running)
+		b.pod("x", func(p *corev1.Pod) { p.OwnerReferences, p.Finalizers = owners, []string{fin} })
+		if release {
+			b.pod("x", unfinalized)
+		}
+		b.pod("x", deleting)
+		b.wait(time.Second)
+		b.pod("x", failedAt(b)).podGone("x")
+		b.wait(8 * time.Second)
+		b.pod("a", failedAt(b))
+		b.wait(11 * time.Second)
+		b.pod("b", withIndex("0"))
+		return b
+	}
+	ctx := Context{Finalizer: fin}
+	expectOK(t, BackoffRespected, ctx, run(true))
+	// Deleted with its finalizer, it is a failure: two in all, 20s.
+	expectViolation(t, BackoffRespected, ctx, run(false), "pod b created")
+}
