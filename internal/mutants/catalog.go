@@ -22,9 +22,7 @@ var catalog = []Mutant{
 		}},
 	{Name: "forget-failed-indexes", Suite: "conformance", Labels: "backoffPerIndex",
 		Breaks: "rebuilds failedIndexes from the failed pods it still tracks, so an index leaves the list once its pod's finalizer is released",
-		Edits: []Edit{
-			{"indexed_job_utils.go", "prev = parseIndexes(*job.Status.FailedIndexes, completions)", `prev = parseIndexes("", completions)`},
-		}},
+		Edits:  []Edit{{"indexed_job_utils.go", "prev = parseIndexes(*job.Status.FailedIndexes, completions)", `prev = parseIndexes("", completions)`}}},
 	{Name: "scale-down-by-creation", Suite: "conformance", Labels: "elastic",
 		Breaks: "ranks the pods a scale-down removes by creation alone: not by when they became ready, nor, among equals, by index",
 		Edits: []Edit{

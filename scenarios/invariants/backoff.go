@@ -57,7 +57,7 @@ var BackoffRespected = Invariant{
 		var spec *batchv1.JobSpec
 		unbounded := false // rescaled, suspended or per-index: no lower bound from here on
 		unboundedWhy := ""
-		unknownPod := "" // the first pod left unjudged by an unknown stretch: one note, not one per pod
+		unknownPod := ""                 // the first pod left unjudged by an unknown stretch: one note, not one per pod
 		released := map[types.UID]bool{} // releasedUncounted: its end is no failure
 		spans := unknownSpans(t)
 		replay(ctx, t, func(e timeline.Entry, before, after *world) {
