@@ -17,7 +17,7 @@ import (
 // index once in completedIndexes or failedIndexes stays there while it is
 // below completions (upstream parses both lists with the completions in
 // force and only adds to them, v1.37.1 calculateSucceededIndexes and
-// getNewIndexFailureCounts). An index list's values on the way are the one
+// calculateFailedIndexes). An index list's values on the way are the one
 // part of the status sequence that no timing changes: which index
 // finishes first, and how many a write finds, do (docs/oracle.md).
 var CountersMonotonic = Invariant{
