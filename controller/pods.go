@@ -45,12 +45,18 @@ func podActive(p *corev1.Pod) bool { return !podTerminal(p) && p.DeletionTimesta
 func podTerminating(p *corev1.Pod) bool { return p.DeletionTimestamp != nil && !podTerminal(p) }
 
 func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
+	c := readyCondition(p)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// readyCondition is p's Ready condition, or nil.
+func readyCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			return &p.Status.Conditions[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // onlyReplaceFailed tells whether a replacement waits for the old pod's
@@ -333,10 +339,8 @@ func lessValuable(a, b *corev1.Pod) bool {
 
 // readySince is when a ready pod's Ready condition last turned True.
 func readySince(p *corev1.Pod) time.Time {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return c.LastTransitionTime.Time
-		}
+	if c := readyCondition(p); c != nil && c.Status == corev1.ConditionTrue {
+		return c.LastTransitionTime.Time
 	}
 	return time.Time{}
 }
