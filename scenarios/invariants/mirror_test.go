@@ -87,6 +87,14 @@ func TestCheckMirror(t *testing.T) {
 	gone := batchv1.JobStatus{}
 	late := CheckMirror(statuses(0*s, batchv1.JobStatus{}, 16*s, failed), statuses(1*s, running, 5*s, terminating, 8*s, gone, 9*s, failed), "job", 10*s, end)
 	expect(late, "took 15s to reach")
+	// The copy's first status, empty, is shown by the manager's empty Job:
+	// a copy that stays empty for 12s before its first counts (pods being
+	// created) owes nothing for it; the counts, copied 3.7s later, are on
+	// time.
+	slowStart := CheckMirror(statuses(0*s, batchv1.JobStatus{}, 15700*time.Millisecond, running), statuses(0*s, batchv1.JobStatus{}, 12*s, running), "job", 10*s, end)
+	if len(slowStart.Violations) > 0 || len(slowStart.Lags) != 2 || slowStart.Lags[0] != 0 || slowStart.Lags[1] != 3700*time.Millisecond {
+		t.Errorf("a copy empty for 12s: %+v", slowStart)
+	}
 	// But a copy that stays on a status the manager's Job never shows is
 	// still owed it.
 	expect(CheckMirror(statuses(2*s, running), statuses(1*s, running, 5*s, notReady), "job", 3*s, end), "never reached the manager's Job")
