@@ -7,6 +7,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/internal/timeline"
@@ -58,6 +59,14 @@ func (m mirrored) String() string {
 type mirrorState struct {
 	e timeline.Entry
 	m mirrored
+	// written: the status is not the empty JobStatus. An all-zero status
+	// someone wrote (ready=0, terminating=0) is a copy on the manager's
+	// Job, not its status from before anything was copied (rehearsal 14:
+	// a copy whose one pod failed at once went active=1 → 0, the
+	// dispatcher's first write copied the 0 half a second later, and it
+	// was read as nothing copied until its next write, 15.9 s after the
+	// copy's first status).
+	written bool
 }
 
 // distinctStatuses are the Job's statuses in the order recorded, each
@@ -68,11 +77,11 @@ func distinctStatuses(t timeline.Timeline, job string) []mirrorState {
 		if e.Kind != "Job" || e.Name != job || e.Type == timeline.Deleted {
 			continue
 		}
-		m := mirroredOf(e.Job().Status)
-		if len(out) > 0 && out[len(out)-1].m == m {
+		m, written := mirroredOf(e.Job().Status), !apiequality.Semantic.DeepEqual(e.Job().Status, batchv1.JobStatus{})
+		if len(out) > 0 && out[len(out)-1].m == m && (m != (mirrored{}) || out[len(out)-1].written == written) {
 			continue
 		}
-		out = append(out, mirrorState{e, m})
+		out = append(out, mirrorState{e, m, written})
 	}
 	return out
 }
@@ -101,7 +110,7 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 	var accepted []mirrorState           // the manager's statuses that showed one of the copy's
 	last := -1                           // the latest copy status the manager has shown
 	for _, s := range mgr {
-		if s.m == (mirrored{}) && last < 0 {
+		if s.m == (mirrored{}) && last < 0 && !s.written {
 			continue // the manager's Job before anything was copied
 		}
 		if w := latestBy(wrk, s.e.Time.Add(MirrorAheadSlack)); w == nil || s.m.succeeded > w.m.succeeded || s.m.failed > w.m.failed {

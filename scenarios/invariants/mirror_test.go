@@ -95,6 +95,15 @@ func TestCheckMirror(t *testing.T) {
 	if len(slowStart.Violations) > 0 || len(slowStart.Lags) != 2 || slowStart.Lags[0] != 0 || slowStart.Lags[1] != 3700*time.Millisecond {
 		t.Errorf("a copy empty for 12s: %+v", slowStart)
 	}
+	// A copy back to an empty-looking status (its one pod failed) that the
+	// dispatcher's first write copies: shown then, with the two before it
+	// (rehearsal 14's pod-failure-policy-ignore-exit-code, read as 15.9s).
+	zeros := batchv1.JobStatus{Ready: ptr.To[int32](0), Terminating: ptr.To[int32](0)}
+	first := CheckMirror(statuses(0*s, batchv1.JobStatus{}, 14500*time.Millisecond, zeros, 17*s, running),
+		statuses(10*s, batchv1.JobStatus{}, 11*s, running, 13*s, notReady, 14*s, zeros, 16*s, running), "job", 10*s, end)
+	if len(first.Violations) > 0 || len(first.Lags) != 5 || first.Lags[1] != 3500*time.Millisecond || first.Lags[3] != 500*time.Millisecond {
+		t.Errorf("a first copy of an empty-looking status: %+v", first)
+	}
 	// But a copy that stays on a status the manager's Job never shows is
 	// still owed it.
 	expect(CheckMirror(statuses(2*s, running), statuses(1*s, running, 5*s, notReady), "job", 3*s, end), "never reached the manager's Job")
