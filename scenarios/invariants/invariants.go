@@ -215,6 +215,7 @@ var All = []Invariant{
 	ReplacementWaitsUnderFailed,
 	ActiveWithinParallelism,
 	ReplacementTiming,
+	FirstPodsOnTime,
 	BackoffRespected,
 	IndexBackoffRespected,
 	TerminatingSettles,

@@ -19,6 +19,7 @@ func TestWindowsAsDocumented(t *testing.T) {
 		"DeadlineLateBound":    DeadlineLateBound,
 		"AdoptionGrace":        AdoptionGrace,
 		"DeletionGrace":        DeletionGrace,
+		"FirstPodsWithin":      FirstPodsWithin,
 		"ReleaseWithin":        ReleaseWithin,
 		"TerminalEventGrace":   TerminalEventGrace,
 		"ReadySlack":           ReadySlack,
