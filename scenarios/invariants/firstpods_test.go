@@ -15,7 +15,9 @@ import (
 // keep-backoff-on-recreate) is late by cause; one that writes nothing, by
 // the clock (FirstPodsWithin).
 func TestFirstPodsOnTime(t *testing.T) {
-	created := func(j *batchv1.Job) { j.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }
+	created := func(j *batchv1.Job) {
+		j.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	}
 
 	ok := newBuilder(created)
 	ok.wait(2 * time.Second)
