@@ -405,10 +405,36 @@ func (g *gen) act(s *scenarios.Scenario, act string, features map[string]bool) [
 			return []scenarios.Step{{Act: &scenarios.Action{Kind: scenarios.ActDeletePod}}}
 		}
 		features["deletion"] = true
+		if j := &s.Job; afterFailures(s) && g.chance(0.5) {
+			// Made again after two failures of its one pod at a time (its
+			// backoff now 20 s): the new Job owes nothing to it, so its
+			// first pod comes at once (first-pods-on-time), as JobSet's
+			// restarts need (kubernetes/kubernetes#132042).
+			s.Pods.ExitCode = 1
+			j.BackoffLimit = ptr.To(max(ptr.Deref(j.BackoffLimit, 6), 2))
+			features["backoff"] = true
+			return []scenarios.Step{
+				{Await: &scenarios.StatusPattern{Failed: ptr.To(int32(2))}, Timeout: yamltypes.Duration{Duration: 90 * time.Second}},
+				{Act: &scenarios.Action{Kind: act}},
+			}
+		}
 	case scenarios.ActOrphanPod, scenarios.ActReleasePod:
 		features["adoption"] = true
 	}
 	return []scenarios.Step{{Act: &scenarios.Action{Kind: act}}}
+}
+
+// afterFailures tells whether a case's pods can fail one at a time and be
+// counted as plain failures: one pod at a time, restartPolicy Never, no
+// per-index behaviour, rule or limit.
+func afterFailures(s *scenarios.Scenario) bool {
+	j := &s.Job
+	wave := ptr.Deref(j.Parallelism, 1)
+	if j.Completions != nil {
+		wave = min(wave, *j.Completions)
+	}
+	return wave == 1 && j.Template.Spec.RestartPolicy == corev1.RestartPolicyNever && len(s.Pods.ByIndex) == 0 &&
+		j.PodFailurePolicy == nil && j.BackoffLimitPerIndex == nil && j.SuccessPolicy == nil && j.ActiveDeadlineSeconds == nil
 }
 
 // indexRange is every index of n completions, as the API writes it.
