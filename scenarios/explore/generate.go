@@ -405,12 +405,13 @@ func (g *gen) act(s *scenarios.Scenario, act string, features map[string]bool) [
 			return []scenarios.Step{{Act: &scenarios.Action{Kind: scenarios.ActDeletePod}}}
 		}
 		features["deletion"] = true
-		if j := &s.Job; afterFailures(s) && g.chance(0.5) {
-			// Made again after two failures of its one pod at a time (its
-			// backoff now 20 s): the new Job owes nothing to it, so its
-			// first pod comes at once (first-pods-on-time), as JobSet's
-			// restarts need (kubernetes/kubernetes#132042).
-			s.Pods.ExitCode = 1
+		if j := &s.Job; afterFailures(s) && g.chance(0.75) {
+			// Made again after two failures (one pod twice, or two pods at
+			// once: a 20 s backoff pending either way): the new Job owes
+			// nothing to it, so its first pod comes at once
+			// (first-pods-on-time), as JobSet's restarts need
+			// (kubernetes/kubernetes#132042). Every pod fails alike.
+			s.Pods.ExitCode, s.Pods.ByIndex = 1, nil
 			j.BackoffLimit = ptr.To(max(ptr.Deref(j.BackoffLimit, 6), 2))
 			features["backoff"] = true
 			return []scenarios.Step{
@@ -424,16 +425,16 @@ func (g *gen) act(s *scenarios.Scenario, act string, features map[string]bool) [
 	return []scenarios.Step{{Act: &scenarios.Action{Kind: act}}}
 }
 
-// afterFailures tells whether a case's pods can fail one at a time and be
-// counted as plain failures: one pod at a time, restartPolicy Never, no
-// per-index behaviour, rule or limit.
+// afterFailures tells whether a case's pods can be made to fail as plain
+// failures, two in all before the act: one or two pods at a time,
+// restartPolicy Never, no rule, per-index limit or success policy.
 func afterFailures(s *scenarios.Scenario) bool {
 	j := &s.Job
 	wave := ptr.Deref(j.Parallelism, 1)
 	if j.Completions != nil {
 		wave = min(wave, *j.Completions)
 	}
-	return wave == 1 && j.Template.Spec.RestartPolicy == corev1.RestartPolicyNever && len(s.Pods.ByIndex) == 0 &&
+	return wave <= 2 && j.Template.Spec.RestartPolicy == corev1.RestartPolicyNever &&
 		j.PodFailurePolicy == nil && j.BackoffLimitPerIndex == nil && j.SuccessPolicy == nil && j.ActiveDeadlineSeconds == nil
 }
 
