@@ -19,6 +19,8 @@ func TestSent(t *testing.T) {
 		`{"stage":"ResponseComplete","requestURI":"/api/v1/namespaces/a/pods/p1","verb":"delete","user":{"username":"` + ref + `"},"objectRef":{"resource":"pods","namespace":"a","name":"p1"},"requestObject":{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","preconditions":{"uid":"0f6c6a9e-1d8c-4c55-9a43-1d2b3c4d5e6f"}}}`,
 		`{"stage":"ResponseComplete","requestURI":"/api/v1/namespaces/a/pods/p2","verb":"delete","user":{"username":"` + ref + `"},"objectRef":{"resource":"pods","namespace":"a","name":"p2"},"requestObject":{"propagationPolicy":"Background"}}`,
 		`{"stage":"ResponseComplete","requestURI":"/api/v1/namespaces/a/pods?dryRun=All","verb":"create","user":{"username":"` + ref + `"},"objectRef":{"resource":"pods","namespace":"a"}}`,
+		// refused before its body was read (a restarting apiserver's RBAC): not a kind
+		`{"stage":"ResponseComplete","requestURI":"/api/v1/namespaces/a/pods/p3","verb":"patch","user":{"username":"` + ref + `"},"objectRef":{"resource":"pods","namespace":"a","name":"p3"},"responseStatus":{"code":403}}`,
 		// an event's count raised: not a kind (timing; events.* compares the counts)
 		`{"stage":"ResponseComplete","requestURI":"/api/v1/namespaces/a/events/e","verb":"patch","user":{"username":"` + ref + `"},"objectRef":{"resource":"events","namespace":"a"},"requestObject":{"count":2,"lastTimestamp":"2026-12-01T21:00:00Z","message":"Created pod: job-x"}}`,
 		`{"stage":"ResponseComplete","requestURI":"/apis/events.k8s.io/v1/namespaces/a/events","verb":"create","user":{"username":"` + ref + `"},"objectRef":{"resource":"events","namespace":"a","apiGroup":"events.k8s.io"}}`,
