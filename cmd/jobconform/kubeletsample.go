@@ -119,7 +119,6 @@ var kubeletSample = []string{
 	"nonindexed-scale-down-not-ready-first",          // scale-down by readiness (gates)
 	"indexed-removes-bad-indexes",                    // pods of its own created beside the Job's
 	"manual-selector-adopts-orphans-not-others-pods", // orphans and others' pods
-	"indexed-scale-down-keeps-earliest-ready",        // readiness delays on a kubelet, ranked at a scale-down
 }
 
 // kubeletSampleFocus selects kubeletSample's specs of the conformance suite,
@@ -156,11 +155,15 @@ func (p *plan) narrowKubeletConformance() error {
 	return nil
 }
 
-// sampleTraits are the kubelet traits of the named scenarios, each with how
+// sampleTraits are the kubelet traits of the named scenarios (none for one
+// limited to kwok nodes, which never runs on a kubelet), each with how
 // many of them have it.
 func sampleTraits(all []*scenarios.Scenario, names []string) map[string]int {
 	out := map[string]int{}
 	for _, s := range all {
+		if s.Nodes == "kwok" {
+			continue // never runs on kubelet nodes
+		}
 		if names == nil || slices.Contains(names, s.Name) {
 			for _, t := range kubeletTraits(s) {
 				out[t]++
