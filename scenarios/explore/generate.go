@@ -346,7 +346,7 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 			s.Pods.ByIndex[ix] = b
 		}
 		steps = append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}})
-		steps = append(steps, g.act(s, act, features)...)
+		steps = append(steps, g.act(s, act, wave, features)...)
 	}
 	g.note("pod status.conditions (Ready, DisruptionTarget)", fmt.Sprintf("readyAfter=%v gates=%d act=%s", s.Pods.ReadyAfter.Duration, len(s.Pods.Gates), act))
 	if len(s.Pods.Gates) > 0 {
@@ -367,7 +367,7 @@ var Acts = []string{scenarios.ActDeletePod, scenarios.ActEvictPod, scenarios.Act
 	scenarios.ActSuspend, scenarios.ActScale, scenarios.ActCreatePod, scenarios.ActRecreateJob}
 
 // act is the steps of act, drawn for s.
-func (g *gen) act(s *scenarios.Scenario, act string, features map[string]bool) []scenarios.Step {
+func (g *gen) act(s *scenarios.Scenario, act string, wave int32, features map[string]bool) []scenarios.Step {
 	switch act {
 	case scenarios.ActSuspend:
 		features["suspend"] = true
@@ -405,7 +405,7 @@ func (g *gen) act(s *scenarios.Scenario, act string, features map[string]bool) [
 			return []scenarios.Step{{Act: &scenarios.Action{Kind: scenarios.ActDeletePod}}}
 		}
 		features["deletion"] = true
-		if j := &s.Job; afterFailures(s) && g.chance(0.75) {
+		if j := &s.Job; afterFailures(s, wave) && g.chance(0.75) {
 			// Made again after two failures (one pod twice, or two pods at
 			// once: a 20 s backoff pending either way): the new Job owes
 			// nothing to it, so its first pod comes at once
@@ -426,14 +426,10 @@ func (g *gen) act(s *scenarios.Scenario, act string, features map[string]bool) [
 }
 
 // afterFailures tells whether a case's pods can be made to fail as plain
-// failures, two in all before the act: one or two pods at a time,
+// failures, two in all before the act: a first wave of one or two pods,
 // restartPolicy Never, no rule, per-index limit or success policy.
-func afterFailures(s *scenarios.Scenario) bool {
+func afterFailures(s *scenarios.Scenario, wave int32) bool {
 	j := &s.Job
-	wave := ptr.Deref(j.Parallelism, 1)
-	if j.Completions != nil {
-		wave = min(wave, *j.Completions)
-	}
 	return wave <= 2 && j.Template.Spec.RestartPolicy == corev1.RestartPolicyNever &&
 		j.PodFailurePolicy == nil && j.BackoffLimitPerIndex == nil && j.SuccessPolicy == nil && j.ActiveDeadlineSeconds == nil
 }

@@ -157,15 +157,6 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 		last = max(last, next)
 		accepted = append(accepted, s)
 	}
-	// A status of the copy that the manager's Job already shows when the
-	// copy reaches it is shown then, with the copy's skipped statuses
-	// before it: the dispatcher copies it and nothing changes, so the
-	// manager's recording has no new entry (seen with MultiKueue: ready
-	// 2→1→2 within a second, its sync a second later wrote ready=2 over
-	// ready=2). Only a status the manager showed as the copy's counts, not
-	// its own empty one from before the copy (seen: the copy's empty status
-	// between terminating and failed matched that, and hid a dispatcher 15 s
-	// late).
 	// The copy's first status, when empty, is shown already if the
 	// manager's Job is empty then: nothing is owed for it (seen in CI: a
 	// 500-pod copy sat empty for 12 s while its pods were created, then the
@@ -175,6 +166,15 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 			shown[0] = first.e.Time
 		}
 	}
+	// A status of the copy that the manager's Job already shows when the
+	// copy reaches it is shown then, with the copy's skipped statuses
+	// before it: the dispatcher copies it and nothing changes, so the
+	// manager's recording has no new entry (seen with MultiKueue: ready
+	// 2→1→2 within a second, its sync a second later wrote ready=2 over
+	// ready=2). Only a status the manager showed as the copy's counts, not
+	// its own empty one from before the copy (seen: the copy's empty status
+	// between terminating and failed matched that, and hid a dispatcher 15 s
+	// late).
 	for j, w := range wrk {
 		if w.e.Time.After(end) {
 			break // the manager's Job is deleted: it shows nothing any more
