@@ -201,13 +201,16 @@ func TestFieldsDocumented(t *testing.T) {
 // Over 1,000 cases every act of Acts is drawn, each on a few dozen cases at
 // the least, and a scale act always changes the parallelism.
 func TestEveryActDrawn(t *testing.T) {
-	drawn := map[string]int{}
+	drawn, afterFailures := map[string]int{}, map[string]int{}
 	for _, c := range Generate(1, 1000) {
-		for _, st := range c.Scenario.Steps {
+		for i, st := range c.Scenario.Steps {
 			if st.Act == nil || st.Act.Kind == scenarios.ActResume {
 				continue
 			}
 			drawn[st.Act.Kind]++
+			if prev := c.Scenario.Steps[i-1].Await; prev != nil && ptr.Deref(prev.Failed, 0) == 2 {
+				afterFailures[st.Act.Kind]++
+			}
 			if st.Act.Kind == scenarios.ActScale && *st.Act.Parallelism == ptr.Deref(c.Scenario.Job.Parallelism, 1) {
 				t.Errorf("%s scales to the parallelism it has", c.Scenario.Name)
 			}
@@ -218,5 +221,13 @@ func TestEveryActDrawn(t *testing.T) {
 			t.Errorf("act %s drawn on %d of 1,000 cases", a, drawn[a])
 		}
 	}
-	t.Logf("acts over 1,000 cases: %v", drawn)
+	// The forms that need a backoff pending: the Job made again (its
+	// first pod owes the old one nothing) and a pod made while it has
+	// room (a bad index removed whatever the count).
+	for _, a := range []string{scenarios.ActRecreateJob, scenarios.ActCreatePod} {
+		if afterFailures[a] == 0 {
+			t.Errorf("act %s never drawn after two failures in 1,000 cases", a)
+		}
+	}
+	t.Logf("acts over 1,000 cases: %v; after two failures: %v", drawn, afterFailures)
 }

@@ -387,6 +387,19 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, features map[st
 	case scenarios.ActCreatePod:
 		features["adoption"] = true
 		a := &scenarios.Action{Kind: act}
+		var steps []scenarios.Step
+		if afterFailures(s, wave) && g.chance(0.5) {
+			// Made while the Job has room (a 20 s backoff pending after
+			// two failures, fewer pods than it wants): a pod of a bad
+			// index must go whatever the count (upstream's
+			// activePodsForRemoval), not only once there are too many;
+			// a good one fills the room. Every pod fails alike, and the
+			// Job fails at its third failure.
+			s.Pods.ExitCode, s.Pods.ByIndex = 1, nil
+			s.Job.BackoffLimit = ptr.To(int32(2))
+			features["backoff"] = true
+			steps = append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Failed: ptr.To(int32(2))}, Timeout: yamltypes.Duration{Duration: 90 * time.Second}})
+		}
 		if ptr.Deref(s.Job.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
 			// Index 0 runs (the first wave awaited, 10 s runs), index
 			// completions is out of range, none is no index at all.
@@ -397,7 +410,7 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, features map[st
 				a.Index = ptr.To(int(ptr.Deref(s.Job.Completions, 0)))
 			}
 		}
-		return []scenarios.Step{{Act: a}}
+		return append(steps, scenarios.Step{Act: a})
 	case scenarios.ActRecreateJob:
 		if ptr.Deref(s.Job.Suspend, false) {
 			// Made again as first made, it would wait suspended for a
