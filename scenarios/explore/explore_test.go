@@ -201,7 +201,7 @@ func TestFieldsDocumented(t *testing.T) {
 // Over 1,000 cases every act of Acts is drawn, each on a few dozen cases at
 // the least, and a scale act always changes the parallelism.
 func TestEveryActDrawn(t *testing.T) {
-	drawn, afterFailures := map[string]int{}, map[string]int{}
+	drawn, afterFailures, elastic := map[string]int{}, map[string]int{}, 0
 	for _, c := range Generate(1, 1000) {
 		for i, st := range c.Scenario.Steps {
 			if st.Act == nil || st.Act.Kind == scenarios.ActResume {
@@ -211,7 +211,14 @@ func TestEveryActDrawn(t *testing.T) {
 			if prev := c.Scenario.Steps[i-1].Await; prev != nil && ptr.Deref(prev.Failed, 0) == 2 {
 				afterFailures[st.Act.Kind]++
 			}
-			if st.Act.Kind == scenarios.ActScale && *st.Act.Parallelism == ptr.Deref(c.Scenario.Job.Parallelism, 1) {
+			// The first scale act (an elastic one's second restores).
+			first := st.Act.Kind == scenarios.ActScale && !slices.ContainsFunc(c.Scenario.Steps[:i], func(p scenarios.Step) bool {
+				return p.Act != nil && p.Act.Kind == scenarios.ActScale
+			})
+			if first && st.Act.Completions != nil {
+				elastic++
+			}
+			if first && *st.Act.Parallelism == ptr.Deref(c.Scenario.Job.Parallelism, 1) {
 				t.Errorf("%s scales to the parallelism it has", c.Scenario.Name)
 			}
 		}
@@ -229,5 +236,10 @@ func TestEveryActDrawn(t *testing.T) {
 			t.Errorf("act %s never drawn after two failures in 1,000 cases", a)
 		}
 	}
-	t.Logf("acts over 1,000 cases: %v; after two failures: %v", drawn, afterFailures)
+	// An elastic scale (completions with parallelism, the last index
+	// done first: its success dropped by a scale-down).
+	if elastic == 0 {
+		t.Error("no elastic scale in 1,000 cases")
+	}
+	t.Logf("acts over 1,000 cases: %v; after two failures: %v; elastic scales: %d", drawn, afterFailures, elastic)
 }

@@ -345,8 +345,9 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 			b.Run = actRun
 			s.Pods.ByIndex[ix] = b
 		}
-		steps = append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}})
-		steps = append(steps, g.act(s, act, wave, features)...)
+		first := &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}
+		steps = append(steps, scenarios.Step{Await: first})
+		steps = append(steps, g.act(s, act, wave, first, features)...)
 	}
 	g.note("pod status.conditions (Ready, DisruptionTarget)", fmt.Sprintf("readyAfter=%v gates=%d act=%s", s.Pods.ReadyAfter.Duration, len(s.Pods.Gates), act))
 	if len(s.Pods.Gates) > 0 {
@@ -366,8 +367,9 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 var Acts = []string{scenarios.ActDeletePod, scenarios.ActEvictPod, scenarios.ActOrphanPod, scenarios.ActReleasePod,
 	scenarios.ActSuspend, scenarios.ActScale, scenarios.ActCreatePod, scenarios.ActRecreateJob}
 
-// act is the steps of act, drawn for s.
-func (g *gen) act(s *scenarios.Scenario, act string, wave int32, features map[string]bool) []scenarios.Step {
+// act is the steps of act, drawn for s; first is the await of the first
+// wave before it, which an act may need otherwise.
+func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenarios.StatusPattern, features map[string]bool) []scenarios.Step {
 	switch act {
 	case scenarios.ActSuspend:
 		features["suspend"] = true
@@ -377,6 +379,9 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, features map[st
 			{Act: &scenarios.Action{Kind: scenarios.ActResume}},
 		}
 	case scenarios.ActScale:
+		if elastic(s) && g.chance(0.5) {
+			return g.elasticScale(s, first, features)
+		}
 		// Down to 1, or up by one: parallelism against what runs.
 		par := ptr.Deref(s.Job.Parallelism, 1)
 		to := pick(g, int32(1), par+1)
@@ -436,6 +441,39 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, features map[st
 		features["adoption"] = true
 	}
 	return []scenarios.Step{{Act: &scenarios.Action{Kind: act}}}
+}
+
+// elastic tells whether s may be an elastic Indexed Job, its completions
+// scaled with its parallelism: of two or more (the last index is not the
+// first), where no success policy or maxFailedIndexes names an index a
+// scale-down would put out of range.
+func elastic(s *scenarios.Scenario) bool {
+	j := &s.Job
+	return ptr.Deref(j.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion &&
+		ptr.Deref(j.Completions, 0) >= 2 && j.SuccessPolicy == nil && j.MaxFailedIndexes == nil
+}
+
+// elasticScale makes s elastic (parallelism = completions) and scales
+// both once its last index is done, awaited in first: a scale-down drops
+// that success (succeeded and completedIndexes fall) and the scale back up
+// runs the index again; a scale-up adds one.
+func (g *gen) elasticScale(s *scenarios.Scenario, first *scenarios.StatusPattern, features map[string]bool) []scenarios.Step {
+	features["elastic"] = true
+	n := *s.Job.Completions
+	s.Job.Parallelism = ptr.To(n)
+	last := strconv.Itoa(int(n - 1))
+	if s.Pods.ByIndex == nil {
+		s.Pods.ByIndex = map[string]scenarios.PodBehavior{}
+	}
+	s.Pods.ByIndex[last] = scenarios.PodBehavior{Run: "1s"}
+	first.Active, first.Ready, first.CompletedIndexes = ptr.To(n-1), ptr.To(n-1), ptr.To(last)
+	to := pick(g, int32(1), n+1)
+	steps := []scenarios.Step{{Act: &scenarios.Action{Kind: scenarios.ActScale, Parallelism: ptr.To(to), Completions: ptr.To(to)}}}
+	if to < n {
+		steps = append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To(to), CompletedIndexes: ptr.To("")}},
+			scenarios.Step{Act: &scenarios.Action{Kind: scenarios.ActScale, Parallelism: ptr.To(n), Completions: ptr.To(n)}})
+	}
+	return steps
 }
 
 // afterFailures tells whether a case's pods can be made to fail as plain

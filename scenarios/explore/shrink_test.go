@@ -150,7 +150,7 @@ func TestShrinkKeepsPodsRunningForActs(t *testing.T) {
 					t.Fatalf("%s: an act needs the wave running, pods run %s", k.Name, k.Pods.Run)
 				}
 				for ix, b := range k.Pods.ByIndex {
-					if b.Run != "" && b.Run != actRun {
+					if b.Run != "" && b.Run != actRun && !awaitedDone(k, ix) {
 						t.Fatalf("%s: an act needs the wave running, index %s runs %s", k.Name, ix, b.Run)
 					}
 				}
@@ -165,4 +165,15 @@ func TestShrinkKeepsPodsRunningForActs(t *testing.T) {
 	if seen == 0 {
 		t.Fatal("no candidate of seed 2 has an act after an await of running pods")
 	}
+}
+
+// awaitedDone tells whether an await of s wants index ix completed: an
+// elastic scale's last index, done before the act by design.
+func awaitedDone(s *scenarios.Scenario, ix string) bool {
+	for _, st := range s.Steps {
+		if a := st.Await; a != nil && a.CompletedIndexes != nil && *a.CompletedIndexes == ix {
+			return true
+		}
+	}
+	return false
 }
