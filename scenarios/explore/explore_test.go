@@ -201,7 +201,7 @@ func TestFieldsDocumented(t *testing.T) {
 // Over 1,000 cases every act of Acts is drawn, each on a few dozen cases at
 // the least, and a scale act always changes the parallelism.
 func TestEveryActDrawn(t *testing.T) {
-	drawn, afterFailures, elastic := map[string]int{}, map[string]int{}, 0
+	drawn, afterFailures, elastic, refusals := map[string]int{}, map[string]int{}, 0, 0
 	for _, c := range Generate(1, 1000) {
 		for i, st := range c.Scenario.Steps {
 			if st.Act == nil || st.Act.Kind == scenarios.ActResume {
@@ -215,6 +215,9 @@ func TestEveryActDrawn(t *testing.T) {
 			first := st.Act.Kind == scenarios.ActScale && !slices.ContainsFunc(c.Scenario.Steps[:i], func(p scenarios.Step) bool {
 				return p.Act != nil && p.Act.Kind == scenarios.ActScale
 			})
+			if st.Act.Kind == scenarios.ActRefusePods {
+				refusals++
+			}
 			if first && st.Act.Completions != nil {
 				elastic++
 			}
@@ -241,5 +244,9 @@ func TestEveryActDrawn(t *testing.T) {
 	if elastic == 0 {
 		t.Error("no elastic scale in 1,000 cases")
 	}
-	t.Logf("acts over 1,000 cases: %v; after two failures: %v; elastic scales: %d", drawn, afterFailures, elastic)
+	// A pod deleted while new pods are refused (a full quota).
+	if refusals == 0 {
+		t.Error("no refusal of new pods in 1,000 cases")
+	}
+	t.Logf("acts over 1,000 cases: %v; after two failures: %v; elastic scales: %d; refusals: %d", drawn, afterFailures, elastic, refusals)
 }

@@ -439,6 +439,24 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 		}
 	case scenarios.ActOrphanPod, scenarios.ActReleasePod:
 		features["adoption"] = true
+	case scenarios.ActDeletePod:
+		if j := &s.Job; j.Completions != nil && *j.Completions > wave && g.chance(0.5) {
+			// Instead: the first wave ends (every pod succeeds) while the
+			// apiserver refuses the namespace's new pods (a full quota), so
+			// the pods the Job still wants are refused; once pods are
+			// allowed again the controller must retry with no event left
+			// to wake it — no pod changes, no backoff pending
+			// (no-retry-on-error).
+			features["backoff"] = true
+			s.Pods.ExitCode, s.Pods.Failures, s.Pods.ByIndex = 0, 0, nil
+			s.Oracle.Differ = map[string]string{"events.Warning/FailedCreate": "each refused creation is an event, and how many " +
+				"the controller tries while refused depends on its retry timing (that it records them is compared)"}
+			return []scenarios.Step{
+				{Act: &scenarios.Action{Kind: scenarios.ActRefusePods}},
+				{Await: &scenarios.StatusPattern{Active: ptr.To(int32(0))}, Holds: yamltypes.Duration{Duration: 5 * time.Second}, Timeout: yamltypes.Duration{Duration: 90 * time.Second}},
+				{Act: &scenarios.Action{Kind: scenarios.ActAllowPods}},
+			}
+		}
 	}
 	return []scenarios.Step{{Act: &scenarios.Action{Kind: act}}}
 }

@@ -105,8 +105,21 @@ func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 			}
 			continue
 		}
-		if s.Steps[i].Act.Kind == scenarios.ActResume && suspendedBy(s, i) {
-			continue // an in-run suspension's resume, cut with it
+		if s.Steps[i].Act.Kind == scenarios.ActRefusePods {
+			// A refusal of new pods, whole: the await before it, the acts
+			// and awaits inside, and the allowPods that ends it (cut
+			// apart, every pod would stay refused); its allowance with it.
+			if j := actAfter(s, i, scenarios.ActAllowPods); j > 0 {
+				out = append(out, func(c *scenarios.Scenario) bool {
+					c.Steps = slices.Delete(c.Steps, i-1, j+1)
+					delete(c.Oracle.Differ, "events.Warning/FailedCreate")
+					return true
+				})
+			}
+			continue
+		}
+		if k := s.Steps[i].Act.Kind; (k == scenarios.ActResume && suspendedBy(s, i)) || k == scenarios.ActAllowPods {
+			continue // an in-run suspension's resume, a refusal's end: cut with it
 		}
 		out = append(out, func(c *scenarios.Scenario) bool {
 			if c.Steps[i].Act.Kind == scenarios.ActResume {
@@ -253,9 +266,12 @@ func needsRunningWave(s *scenarios.Scenario) bool {
 }
 
 // resumeAfter is the index of the first resume act after step i (-1: none).
-func resumeAfter(s *scenarios.Scenario, i int) int {
+func resumeAfter(s *scenarios.Scenario, i int) int { return actAfter(s, i, scenarios.ActResume) }
+
+// actAfter is the index of the first act of kind after step i (-1: none).
+func actAfter(s *scenarios.Scenario, i int, kind string) int {
 	for j := i + 1; j < len(s.Steps); j++ {
-		if a := s.Steps[j].Act; a != nil && a.Kind == scenarios.ActResume {
+		if a := s.Steps[j].Act; a != nil && a.Kind == kind {
 			return j
 		}
 	}

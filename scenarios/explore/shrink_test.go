@@ -177,3 +177,44 @@ func awaitedDone(s *scenarios.Scenario, ix string) bool {
 	}
 	return false
 }
+
+// A refusal of new pods is cut whole: no candidate refuses pods without
+// allowing them again after (every pod would stay refused), or allows
+// them without a refusal, or keeps the refusal's allowance without it.
+func TestShrinkKeepsRefusalsWhole(t *testing.T) {
+	seen := 0
+	for _, c := range Generate(5, 120) {
+		if !slices.ContainsFunc(c.Scenario.Steps, isAct(scenarios.ActRefusePods)) {
+			continue
+		}
+		seen++
+		for _, k := range Shrink(c.Scenario) {
+			refused := false
+			for _, st := range k.Steps {
+				switch {
+				case isAct(scenarios.ActRefusePods)(st):
+					refused = true
+				case isAct(scenarios.ActAllowPods)(st):
+					if !refused {
+						t.Errorf("%s: pods allowed with no refusal before", k.Name)
+					}
+					refused = false
+				}
+			}
+			if refused {
+				t.Errorf("%s: pods refused to the end", k.Name)
+			}
+			_, allowed := k.Oracle.Differ["events.Warning/FailedCreate"]
+			if refusals := slices.ContainsFunc(k.Steps, isAct(scenarios.ActRefusePods)); allowed != refusals {
+				t.Errorf("%s: FailedCreate's allowance %v, a refusal %v", k.Name, allowed, refusals)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no generated case of seed 5's 120 refuses pods")
+	}
+}
+
+func isAct(kind string) func(scenarios.Step) bool {
+	return func(st scenarios.Step) bool { return st.Act != nil && st.Act.Kind == kind }
+}
