@@ -389,10 +389,10 @@ func describePattern(p scenarios.StatusPattern) string {
 	add("succeeded", p.Succeeded)
 	add("failed", p.Failed)
 	if p.CompletedIndexes != nil {
-		parts = append(parts, "completedIndexes="+*p.CompletedIndexes)
+		parts = append(parts, "completedIndexes="+orQuoted(*p.CompletedIndexes))
 	}
 	if p.FailedIndexes != nil {
-		parts = append(parts, "failedIndexes="+*p.FailedIndexes)
+		parts = append(parts, "failedIndexes="+orQuoted(*p.FailedIndexes))
 	}
 	for _, c := range p.Conditions {
 		parts = append(parts, c)
@@ -403,5 +403,17 @@ func describePattern(p scenarios.StatusPattern) string {
 	if p.Empty {
 		parts = append(parts, "empty status")
 	}
+	if p.Finished {
+		parts = append(parts, "finished")
+	}
 	return strings.Join(parts, " ")
+}
+
+// orQuoted is an index list as written, or "" for none: an empty value
+// read as nothing at all in a step's description.
+func orQuoted(list string) string {
+	if list == "" {
+		return `""`
+	}
+	return list
 }

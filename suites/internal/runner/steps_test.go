@@ -149,3 +149,21 @@ func TestNotReached(t *testing.T) {
 		}
 	}
 }
+
+// A step's description names every part of its pattern: an await of the
+// Job's end, and an empty index list, are not blank (a failure line read
+// "step 4 (await )" and "completedIndexes=" before).
+func TestDescribePattern(t *testing.T) {
+	for _, tc := range []struct {
+		p    scenarios.StatusPattern
+		want string
+	}{
+		{scenarios.StatusPattern{Finished: true}, "finished"},
+		{scenarios.StatusPattern{Active: ptr.To(int32(1)), CompletedIndexes: ptr.To("")}, `active=1 completedIndexes=""`},
+		{scenarios.StatusPattern{FailedIndexes: ptr.To("0,2")}, "failedIndexes=0,2"},
+	} {
+		if got := describePattern(tc.p); got != tc.want {
+			t.Errorf("describePattern(%+v) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
