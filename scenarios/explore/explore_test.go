@@ -248,5 +248,9 @@ func TestEveryActDrawn(t *testing.T) {
 	if refusals == 0 {
 		t.Error("no refusal of new pods in 1,000 cases")
 	}
+	// A Job created suspended whose template changes before its resume.
+	if drawn[scenarios.ActPatchTemplate] < 20 {
+		t.Errorf("the pod template changed before a resume on %d of 1,000 cases", drawn[scenarios.ActPatchTemplate])
+	}
 	t.Logf("acts over 1,000 cases: %v; after two failures: %v; elastic scales: %d; refusals: %d", drawn, afterFailures, elastic, refusals)
 }

@@ -353,6 +353,19 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 	if len(s.Pods.Gates) > 0 {
 		features["readiness"] = true
 	}
+	if ptr.Deref(j.Suspend, false) && g.chance(0.5) {
+		// Created suspended, its pod template changed before the resume,
+		// as a queue (Kueue) sets the scheduling directives of a Job it
+		// admits: every pod must carry the change (drawn last, so that
+		// the rest of the case is as drawn without it).
+		patch := scenarios.Step{Act: &scenarios.Action{Kind: scenarios.ActPatchTemplate,
+			Labels:       map[string]string{"jobconform.io/flavor": "on-demand"},
+			Annotations:  map[string]string{"jobconform.io/admitted-by": "queue-a"},
+			Tolerations:  []corev1.Toleration{{Key: "jobconform.io/dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			NodeSelector: map[string]string{"kubernetes.io/os": "linux"}, // every node has it
+		}}
+		steps = slices.Insert(steps, 1, patch) // after the await of the Suspended condition
+	}
 	return append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Finished: true}, Timeout: yamltypes.Duration{Duration: 4 * time.Minute}})
 }
 

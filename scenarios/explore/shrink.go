@@ -105,6 +105,15 @@ func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 			}
 			continue
 		}
+		if s.Steps[i].Act.Kind == scenarios.ActPatchTemplate {
+			// The template's change alone: the await before it is the
+			// resume's (the Job awaited suspended).
+			out = append(out, func(c *scenarios.Scenario) bool {
+				c.Steps = slices.Delete(c.Steps, i, i+1)
+				return true
+			})
+			continue
+		}
 		if s.Steps[i].Act.Kind == scenarios.ActRefusePods {
 			// A refusal of new pods, whole: the await before it, the acts
 			// and awaits inside, and the allowPods that ends it (cut
