@@ -201,7 +201,7 @@ func TestFieldsDocumented(t *testing.T) {
 // Over 1,000 cases every act of Acts is drawn, each on a few dozen cases at
 // the least, and a scale act always changes the parallelism.
 func TestEveryActDrawn(t *testing.T) {
-	drawn, afterFailures, elastic, refusals := map[string]int{}, map[string]int{}, 0, 0
+	drawn, afterFailures, elastic, refusals, others := map[string]int{}, map[string]int{}, 0, 0, 0
 	for _, c := range Generate(1, 1000) {
 		for i, st := range c.Scenario.Steps {
 			if st.Act == nil || st.Act.Kind == scenarios.ActResume {
@@ -217,6 +217,9 @@ func TestEveryActDrawn(t *testing.T) {
 			})
 			if st.Act.Kind == scenarios.ActRefusePods {
 				refusals++
+			}
+			if st.Act.OwnedByOther {
+				others++
 			}
 			if first && st.Act.Completions != nil {
 				elastic++
@@ -248,9 +251,13 @@ func TestEveryActDrawn(t *testing.T) {
 	if refusals == 0 {
 		t.Error("no refusal of new pods in 1,000 cases")
 	}
+	// A pod made by hand that another object controls.
+	if others == 0 {
+		t.Error("no pod of another owner made in 1,000 cases")
+	}
 	// A Job created suspended whose template changes before its resume.
 	if drawn[scenarios.ActPatchTemplate] < 20 {
 		t.Errorf("the pod template changed before a resume on %d of 1,000 cases", drawn[scenarios.ActPatchTemplate])
 	}
-	t.Logf("acts over 1,000 cases: %v; after two failures: %v; elastic scales: %d; refusals: %d", drawn, afterFailures, elastic, refusals)
+	t.Logf("acts over 1,000 cases: %v; after two failures: %v; elastic scales: %d; refusals: %d; pods of another owner: %d", drawn, afterFailures, elastic, refusals, others)
 }

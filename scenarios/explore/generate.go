@@ -373,7 +373,8 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 // running pod (deleted, evicted, orphaned: its owner reference removed;
 // released: its selector's labels removed), beside them (a pod made by
 // hand from the template, with no owner: to adopt, or on an Indexed Job
-// with an index already running, out of range or none: to remove), or to
+// with an index already running, out of range or none: to remove; or
+// controlled by another object: to leave alone), or to
 // the Job (suspended until every pod is gone, then resumed; its
 // parallelism scaled; deleted and made again under its name, as JobSet
 // does on a restart: the new Job owes nothing to the old one's backoff).
@@ -428,6 +429,10 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 				a.Index = ptr.To(int(ptr.Deref(s.Job.Completions, 0)))
 			}
 		}
+		// A quarter of those made beside a full wave controlled by another
+		// object: matching the selector, still not the Job's to adopt,
+		// count or remove.
+		a.OwnedByOther = len(steps) == 0 && g.chance(0.25)
 		return append(steps, scenarios.Step{Act: a})
 	case scenarios.ActRecreateJob:
 		if ptr.Deref(s.Job.Suspend, false) {
