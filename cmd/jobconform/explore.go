@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -89,6 +90,7 @@ func exploreCmd(ctx context.Context, args []string) error {
 		}
 	}
 	printExplore(os.Stdout, *seed, len(ex.generated), ex.runs, took)
+	printKnownBugs(os.Stdout, ex.runs)
 	printShrunk(os.Stdout, shrinks)
 	if len(shrinks) > 0 {
 		if err := appendShrunk(filepath.Join(o.Run.Artifacts, "summary.md"), *out, shrinks); err != nil {
@@ -200,11 +202,12 @@ func shrinkFailing(ctx context.Context, p *plan, seed uint64, generated []explor
 // failingRuns are the runs that failed, the controller under test's before
 // the built-in's (whose failures are candidate upstream bugs), each case
 // once per controller; not those an interrupt stopped (--fail-fast's),
-// whose failure is the interrupt.
+// whose failure is the interrupt, nor a built-in's that known upstream
+// bugs explain whole (printKnownBugs names them).
 func failingRuns(runs []reports.Run) []reports.Run {
 	var out []reports.Run
 	for _, r := range runs {
-		if r.Verdict == "FAIL" && r.Scenario != "" && !r.Interrupted {
+		if r.Verdict == "FAIL" && r.Scenario != "" && !r.Interrupted && knownBugsOnly(r) == nil {
 			out = append(out, r)
 		}
 	}
@@ -219,6 +222,44 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// knownBug finds the bug a verdict line names (bugs.Bug.Describe).
+var knownBug = regexp.MustCompile(`known upstream bug of \S+ \S+ \(([^,]+), releases `)
+
+// knownBugsOnly gives the known upstream bugs that explain every failure
+// of a built-in's run r, nil where any failure is not one: such a run is
+// no candidate (docs/bugs.md has it already), and is not shrunk.
+func knownBugsOnly(r reports.Run) []string {
+	if r.Controller != "builtin" || len(r.Failures) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, f := range r.Failures {
+		m := knownBug.FindStringSubmatch(f)
+		if m == nil {
+			return nil
+		}
+		if !slices.Contains(ids, m[1]) {
+			ids = append(ids, m[1])
+		}
+	}
+	return ids
+}
+
+// printKnownBugs names the cases whose built-in runs failed by known
+// upstream bugs alone: failures still (the release breaks a promise), but
+// no candidate to read against the tracker.
+func printKnownBugs(w io.Writer, runs []reports.Run) {
+	var met []string
+	for _, r := range runs {
+		if ids := knownBugsOnly(r); ids != nil && r.Verdict == "FAIL" && !r.Interrupted {
+			met = append(met, fmt.Sprintf("%s (%s)", r.Scenario, strings.Join(ids, ", ")))
+		}
+	}
+	if len(met) > 0 {
+		fmt.Fprintf(w, "  the built-in failed by known upstream bugs alone (docs/bugs.md; no candidate, not shrunk): %s\n", strings.Join(slices.Compact(met), ", "))
+	}
 }
 
 // printShrunk names each shrunk reproducer; a built-in's is a candidate

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/reports"
+	"github.com/jobconform/jobconform/scenarios/bugs"
 	"github.com/jobconform/jobconform/scenarios/explore"
 )
 
@@ -163,6 +164,28 @@ func TestFailingRuns(t *testing.T) {
 	})
 	if len(got) != 2 || got[0].Scenario != "d" || got[1].Scenario != "a" {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+// A built-in's run that known upstream bugs explain whole is no candidate
+// and is not shrunk (v1.32.5's explore-10-3, kubernetes/kubernetes#134521,
+// was shrunk for ten minutes); one with any other failure still is.
+func TestFailingRunsLeaveKnownBugs(t *testing.T) {
+	bug := bugs.ResumeStartTimeRejected
+	known := "invariant suspend-events at 20:25:35.027 (seq 44, rv 4427): 6 Normal \"Resumed\" events for 0 such transitions — " + bug.Describe("v1.32.5")
+	runs := []reports.Run{
+		{Scenario: "k", Controller: "builtin", Verdict: "FAIL", Failures: []string{known, known}},
+		{Scenario: "m", Controller: "builtin", Verdict: "FAIL", Failures: []string{known, "invariant ledger at …: failed=2, but its pods say 3"}},
+		{Scenario: "r", Controller: "reference", Verdict: "FAIL", Failures: []string{known}},
+	}
+	got := failingRuns(runs)
+	if len(got) != 2 || got[0].Scenario != "r" || got[1].Scenario != "m" {
+		t.Fatalf("got %+v", got)
+	}
+	var b strings.Builder
+	printKnownBugs(&b, runs)
+	if want := "k (" + bug.ID + ")"; !strings.Contains(b.String(), want) || strings.Contains(b.String(), "m (") {
+		t.Fatalf("printKnownBugs wrote %q, want %q alone", b.String(), want)
 	}
 }
 
