@@ -258,6 +258,7 @@ func printKnownBugs(w io.Writer, runs []reports.Run) {
 		}
 	}
 	if len(met) > 0 {
+		slices.Sort(met) // each case's two runs once
 		fmt.Fprintf(w, "  the built-in failed by known upstream bugs alone (docs/bugs.md; no candidate, not shrunk): %s\n", strings.Join(slices.Compact(met), ", "))
 	}
 }
