@@ -212,9 +212,7 @@ func TestEveryActDrawn(t *testing.T) {
 				afterFailures[st.Act.Kind]++
 			}
 			// The first scale act (an elastic one's second restores).
-			first := st.Act.Kind == scenarios.ActScale && !slices.ContainsFunc(c.Scenario.Steps[:i], func(p scenarios.Step) bool {
-				return p.Act != nil && p.Act.Kind == scenarios.ActScale
-			})
+			first := st.Act.Kind == scenarios.ActScale && !slices.ContainsFunc(c.Scenario.Steps[:i], isAct(scenarios.ActScale))
 			if st.Act.Kind == scenarios.ActRefusePods {
 				refusals++
 			}
@@ -247,7 +245,7 @@ func TestEveryActDrawn(t *testing.T) {
 	if elastic == 0 {
 		t.Error("no elastic scale in 1,000 cases")
 	}
-	// A pod deleted while new pods are refused (a full quota).
+	// The first wave ending while new pods are refused (a full quota).
 	if refusals == 0 {
 		t.Error("no refusal of new pods in 1,000 cases")
 	}

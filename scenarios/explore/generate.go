@@ -467,7 +467,7 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 			// (no-retry-on-error).
 			features["backoff"] = true
 			s.Pods.ExitCode, s.Pods.Failures, s.Pods.ByIndex = 0, 0, nil
-			s.Oracle.Differ = map[string]string{"events.Warning/FailedCreate": "each refused creation is an event, and how many " +
+			s.Oracle.Differ = map[string]string{refusedCreates: "each refused creation is an event, and how many " +
 				"the controller tries while refused depends on its retry timing (that it records them is compared)"}
 			return []scenarios.Step{
 				{Act: &scenarios.Action{Kind: scenarios.ActRefusePods}},
@@ -478,6 +478,10 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 	}
 	return []scenarios.Step{{Act: &scenarios.Action{Kind: act}}}
 }
+
+// refusedCreates is the field a refusal of new pods lets differ: the
+// count of refused creations is the controller's retry timing.
+const refusedCreates = "events.Warning/FailedCreate"
 
 // elastic tells whether s may be an elastic Indexed Job, its completions
 // scaled with its parallelism: of two or more (the last index is not the

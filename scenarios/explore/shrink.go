@@ -121,7 +121,7 @@ func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 			if j := actAfter(s, i, scenarios.ActAllowPods); j > 0 {
 				out = append(out, func(c *scenarios.Scenario) bool {
 					c.Steps = slices.Delete(c.Steps, i-1, j+1)
-					delete(c.Oracle.Differ, "events.Warning/FailedCreate")
+					delete(c.Oracle.Differ, refusedCreates)
 					return true
 				})
 			}

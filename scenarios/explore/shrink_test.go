@@ -204,7 +204,7 @@ func TestShrinkKeepsRefusalsWhole(t *testing.T) {
 			if refused {
 				t.Errorf("%s: pods refused to the end", k.Name)
 			}
-			_, allowed := k.Oracle.Differ["events.Warning/FailedCreate"]
+			_, allowed := k.Oracle.Differ[refusedCreates]
 			if refusals := slices.ContainsFunc(k.Steps, isAct(scenarios.ActRefusePods)); allowed != refusals {
 				t.Errorf("%s: FailedCreate's allowance %v, a refusal %v", k.Name, allowed, refusals)
 			}
