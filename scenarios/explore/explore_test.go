@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -202,7 +203,12 @@ func TestFieldsDocumented(t *testing.T) {
 // the least, and a scale act always changes the parallelism.
 func TestEveryActDrawn(t *testing.T) {
 	drawn, afterFailures, elastic, refusals, others := map[string]int{}, map[string]int{}, 0, 0, 0
+	unready, held := 0, 0
 	for _, c := range Generate(1, 1000) {
+		if j := c.Scenario.Job; ptr.Deref(j.Suspend, false) && j.ActiveDeadlineSeconds != nil &&
+			c.Scenario.Steps[0].Holds.Duration > time.Duration(*j.ActiveDeadlineSeconds)*time.Second {
+			held++
+		}
 		for i, st := range c.Scenario.Steps {
 			if st.Act == nil || st.Act.Kind == scenarios.ActResume {
 				continue
@@ -221,6 +227,12 @@ func TestEveryActDrawn(t *testing.T) {
 			}
 			if first && st.Act.Completions != nil {
 				elastic++
+			}
+			if prev := c.Scenario.Steps[i-1].Await; first && prev != nil && ptr.Deref(prev.Ready, 0) < ptr.Deref(prev.Active, 0) {
+				unready++
+			}
+			if st.Act.Kind == scenarios.ActFinishPod && (c.Scenario.Job.Completions != nil || c.Scenario.Nodes != "kwok") {
+				t.Errorf("%s finishes a pod early, but is no work queue on kwok", c.Scenario.Name)
 			}
 			if first && *st.Act.Parallelism == ptr.Deref(c.Scenario.Job.Parallelism, 1) {
 				t.Errorf("%s scales to the parallelism it has", c.Scenario.Name)
@@ -257,5 +269,18 @@ func TestEveryActDrawn(t *testing.T) {
 	if drawn[scenarios.ActPatchTemplate] < 20 {
 		t.Errorf("the pod template changed before a resume on %d of 1,000 cases", drawn[scenarios.ActPatchTemplate])
 	}
-	t.Logf("acts over 1,000 cases: %v; after two failures: %v; elastic scales: %d; refusals: %d; pods of another owner: %d", drawn, afterFailures, elastic, refusals, others)
+	// A work queue one of whose pods succeeds while the others run.
+	if drawn[scenarios.ActFinishPod] == 0 {
+		t.Error("no work-queue pod finished early in 1,000 cases")
+	}
+	// A scale-down while one pod of the wave is not ready.
+	if unready == 0 {
+		t.Error("no scale-down beside a pod not ready in 1,000 cases")
+	}
+	// A Job held suspended past its deadline before the resume.
+	if held == 0 {
+		t.Error("no Job held suspended past its deadline in 1,000 cases")
+	}
+	t.Logf("acts over 1,000 cases: %v; after two failures: %v; elastic scales: %d; refusals: %d; pods of another owner: %d; "+
+		"scale-downs beside an unready pod: %d; held past the deadline: %d", drawn, afterFailures, elastic, refusals, others, unready, held)
 }

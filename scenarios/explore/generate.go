@@ -334,7 +334,14 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 	}
 	g.note("spec.activeDeadlineSeconds", optional(j.ActiveDeadlineSeconds))
 	act := "none"
-	if !deadline && wave > 0 && len(s.Pods.Gates) == 0 && g.chance(0.45) {
+	if j.Completions == nil && wave >= 2 && !deadline && len(s.Pods.Gates) == 0 && g.chance(0.5) {
+		// A work queue (no completions) one of whose pods succeeds while
+		// the others run: from then on the Job creates no pod, whatever
+		// ends (upstream's manageJob: once one succeeded, it wants only
+		// the active). Its pods have one behaviour, so one is told to end.
+		act = scenarios.ActFinishPod
+		steps = append(steps, g.finishEarly(s, wave)...)
+	} else if !deadline && wave > 0 && len(s.Pods.Gates) == 0 && g.chance(0.45) {
 		// Once every pod of the first wave runs and is ready (an act needs
 		// a running pod; active counts pending ones too, and a gate no
 		// step sets keeps ready at 0): they run long enough (10 s) that
@@ -366,6 +373,12 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 		}}
 		steps = slices.Insert(steps, 1, patch) // after the await of the Suspended condition
 	}
+	if ptr.Deref(j.Suspend, false) && deadline && g.chance(0.5) {
+		// Held suspended past its deadline before the resume: the
+		// deadline counts from the start the resume gives it, not from
+		// the Job's creation (drawn last, as above).
+		steps[0].Holds = yamltypes.Duration{Duration: time.Duration(*j.ActiveDeadlineSeconds+2) * time.Second}
+	}
 	return append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Finished: true}, Timeout: yamltypes.Duration{Duration: 4 * time.Minute}})
 }
 
@@ -396,6 +409,9 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 		if elastic(s) && g.chance(0.5) {
 			return g.elasticScale(s, first, features)
 		}
+		if indexed(s) && wave >= 2 && g.chance(0.5) {
+			return g.scaleDownUnready(s, wave, first)
+		}
 		// Down to 1, or up by one: parallelism against what runs.
 		par := ptr.Deref(s.Job.Parallelism, 1)
 		to := pick(g, int32(1), par+1)
@@ -419,7 +435,7 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 			features["backoff"] = true
 			steps = append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Failed: ptr.To(int32(2))}, Timeout: yamltypes.Duration{Duration: 90 * time.Second}})
 		}
-		if ptr.Deref(s.Job.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
+		if indexed(s) {
 			// Index 0 runs (the first wave awaited, 10 s runs), index
 			// completions is out of range, none is no index at all.
 			switch g.r.IntN(3) {
@@ -489,8 +505,7 @@ const refusedCreates = "events.Warning/FailedCreate"
 // scale-down would put out of range.
 func elastic(s *scenarios.Scenario) bool {
 	j := &s.Job
-	return ptr.Deref(j.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion &&
-		ptr.Deref(j.Completions, 0) >= 2 && j.SuccessPolicy == nil && j.MaxFailedIndexes == nil
+	return indexed(s) && ptr.Deref(j.Completions, 0) >= 2 && j.SuccessPolicy == nil && j.MaxFailedIndexes == nil
 }
 
 // elasticScale makes s elastic (parallelism = completions) and scales
@@ -514,6 +529,52 @@ func (g *gen) elasticScale(s *scenarios.Scenario, first *scenarios.StatusPattern
 			scenarios.Step{Act: &scenarios.Action{Kind: scenarios.ActScale, Parallelism: ptr.To(n), Completions: ptr.To(n)}})
 	}
 	return steps
+}
+
+// scaleDownUnready scales an Indexed Job's first wave down by one while
+// index 0's pod is not ready (it is ready only after it would have
+// ended) and the others are: the pod removed is the not-ready one
+// (upstream's activePodsForRemoval ranks not ready before ready), not the
+// highest index nor a ready one.
+func (g *gen) scaleDownUnready(s *scenarios.Scenario, wave int32, first *scenarios.StatusPattern) []scenarios.Step {
+	b := s.Pods
+	if o, ok := s.Pods.ByIndex["0"]; ok {
+		b = o
+	}
+	b.ByIndex, b.Gates = nil, nil
+	b.ReadyAfter = yamltypes.Duration{Duration: 3 * runFor(actRun)}
+	if s.Pods.ByIndex == nil {
+		s.Pods.ByIndex = map[string]scenarios.PodBehavior{}
+	}
+	s.Pods.ByIndex["0"] = b
+	first.Ready = ptr.To(wave - 1)
+	return []scenarios.Step{{Act: &scenarios.Action{Kind: scenarios.ActScale, Parallelism: ptr.To(wave - 1)}}}
+}
+
+// finishEarly is the work-queue form's steps: the first wave awaited
+// running and ready, one pod told to end now, with success (every pod
+// succeeds; the others run their 10 s).
+func (g *gen) finishEarly(s *scenarios.Scenario, wave int32) []scenarios.Step {
+	s.Pods.Run, s.Pods.ExitCode, s.Pods.Failures = actRun, 0, 0
+	s.Nodes = "kwok" // finishPod ends a run through kwok's stages
+	return []scenarios.Step{
+		{Await: &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}},
+		{Act: &scenarios.Action{Kind: scenarios.ActFinishPod}},
+	}
+}
+
+// indexed tells whether s is an Indexed Job.
+func indexed(s *scenarios.Scenario) bool {
+	return ptr.Deref(s.Job.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
+}
+
+// runFor is a run time of runTimes or actRun as a duration.
+func runFor(run string) time.Duration {
+	d, err := time.ParseDuration(run)
+	if err != nil {
+		panic(err) // the generator's own constants
+	}
+	return d
 }
 
 // afterFailures tells whether a case's pods can be made to fail as plain
