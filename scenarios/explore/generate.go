@@ -340,7 +340,7 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 		// ends (upstream's manageJob: once one succeeded, it wants only
 		// the active). Its pods have one behaviour, so one is told to end.
 		act = scenarios.ActFinishPod
-		steps = append(steps, g.finishEarly(s, wave)...)
+		steps = append(steps, finishEarly(s, wave)...)
 	} else if !deadline && wave > 0 && len(s.Pods.Gates) == 0 && g.chance(0.45) {
 		// Once every pod of the first wave runs and is ready (an act needs
 		// a running pod; active counts pending ones too, and a gate no
@@ -410,7 +410,7 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 			return g.elasticScale(s, first, features)
 		}
 		if indexed(s) && wave >= 2 && g.chance(0.5) {
-			return g.scaleDownUnready(s, wave, first)
+			return scaleDownUnready(s, wave, first)
 		}
 		// Down to 1, or up by one: parallelism against what runs.
 		par := ptr.Deref(s.Job.Parallelism, 1)
@@ -536,7 +536,7 @@ func (g *gen) elasticScale(s *scenarios.Scenario, first *scenarios.StatusPattern
 // ended) and the others are: the pod removed is the not-ready one
 // (upstream's activePodsForRemoval ranks not ready before ready), not the
 // highest index nor a ready one.
-func (g *gen) scaleDownUnready(s *scenarios.Scenario, wave int32, first *scenarios.StatusPattern) []scenarios.Step {
+func scaleDownUnready(s *scenarios.Scenario, wave int32, first *scenarios.StatusPattern) []scenarios.Step {
 	b := s.Pods
 	if o, ok := s.Pods.ByIndex["0"]; ok {
 		b = o
@@ -554,7 +554,7 @@ func (g *gen) scaleDownUnready(s *scenarios.Scenario, wave int32, first *scenari
 // finishEarly is the work-queue form's steps: the first wave awaited
 // running and ready, one pod told to end now, with success (every pod
 // succeeds; the others run their 10 s).
-func (g *gen) finishEarly(s *scenarios.Scenario, wave int32) []scenarios.Step {
+func finishEarly(s *scenarios.Scenario, wave int32) []scenarios.Step {
 	s.Pods.Run, s.Pods.ExitCode, s.Pods.Failures = actRun, 0, 0
 	s.Nodes = "kwok" // finishPod ends a run through kwok's stages
 	return []scenarios.Step{
