@@ -357,11 +357,15 @@ func (c *Controller) manageJob(ctx context.Context, key string, st *syncState) (
 		}
 		diff = int32(len(indexes))
 	}
+	// The reason as upstream's recordJobPodsCreationTotal gives it (v1.31-
+	// v1.37): what this sync saw — a failure, a pod terminating.
 	reason := reasonNew
-	if ptr.Deref(job.Status.Terminating, 0) > 0 || st.failed > 0 {
-		reason = reasonRecreateTerminatingOrFailed
-		if c.onlyReplaceFailed(job) {
+	if c.opts.Gates.Enabled(JobPodReplacementPolicy) {
+		switch {
+		case c.onlyReplaceFailed(job) && st.failed > 0:
 			reason = reasonRecreateFailed
+		case st.failed > 0 || st.terminating > 0:
+			reason = reasonRecreateTerminatingOrFailed
 		}
 	}
 	c.expectations.expectCreations(key, int(diff))
