@@ -261,6 +261,12 @@ var catalog = []Mutant{
 		Edits: []Edit{
 			{"controller.go", "if !c.tracked(pod) {", "if !c.tracked(pod) || true {"},
 		}},
+	{Name: "highest-indexes-first", Suite: "conformance", Labels: "tracking",
+		Breaks: "gives an Indexed Job's pending indexes their pods highest first, not lowest first",
+		Edits: []Edit{
+			{"sync.go", "for ix := 0; ix < int(*st.job.Spec.Completions) && len(out) < n; ix++ {",
+				"for ix := int(*st.job.Spec.Completions) - 1; ix >= 0 && len(out) < n; ix-- {"},
+		}},
 	{Name: "work-queue-refill", Suite: "conformance", Labels: "tracking",
 		Breaks: "keeps a work-queue Job (no completions) at parallelism after a pod has succeeded",
 		Edits: []Edit{
