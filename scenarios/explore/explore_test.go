@@ -284,3 +284,24 @@ func TestEveryActDrawn(t *testing.T) {
 	t.Logf("acts over 1,000 cases: %v; after two failures: %v; elastic scales: %d; refusals: %d; pods of another owner: %d; "+
 		"scale-downs beside an unready pod: %d; held past the deadline: %d", drawn, afterFailures, elastic, refusals, others, unready, held)
 }
+
+// A Job whose every pod fails ends at its backoffLimit's failure, its
+// backoffs doubling from 10 s: at a limit above 3 (10+20+40+80 s of
+// backoff and five runs) past its await of the end (explore-6-729, a Job
+// made again at the default limit 6, waited 4 minutes under both
+// controllers).
+func TestFailingJobsEndWithinTheirAwait(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		for _, c := range Generate(seed, 1000) {
+			j := c.Scenario.Job
+			p := c.Scenario.Pods
+			if p.ExitCode == 0 || p.Failures != 0 || len(p.ByIndex) > 0 || j.BackoffLimitPerIndex != nil ||
+				j.Template.Spec.RestartPolicy != corev1.RestartPolicyNever || j.ActiveDeadlineSeconds != nil {
+				continue
+			}
+			if bl := ptr.Deref(j.BackoffLimit, 6); bl > 3 {
+				t.Errorf("%s: every pod fails, backoffLimit %d", c.Scenario.Name, bl)
+			}
+		}
+	}
+}
