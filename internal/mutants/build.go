@@ -78,7 +78,7 @@ func Build(ctx context.Context, dir string, ms ...Mutant) (string, error) {
 	}
 	bin := filepath.Join(dir, "reference-controller")
 	if err := goBuild(ctx, src, overlay, "-o", bin, MainPackage); err != nil {
-		return "", fmt.Errorf("mutant %s does not compile (mend its edits in internal/mutants/catalog.go): %w", names(ms), err)
+		return "", fmt.Errorf("mutant %s does not compile (mend its edits in internal/mutants/catalog*.go): %w", names(ms), err)
 	}
 	return bin, nil
 }

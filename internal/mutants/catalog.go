@@ -1,12 +1,18 @@
 package mutants
 
+import "slices"
+
 // catalog: each mutant's Suite and Labels select the scenarios that
 // exercise the code it breaks (the chaos suite's for the promises that show
 // only when the controller is down while two things happen). The edits are
 // written against controller/ as it is: each Old is a fragment found once in
 // its file (tabs and all), each New what the author of the broken controller
 // wrote instead.
-var catalog = []Mutant{
+var catalog = slices.Concat(checkedMutants, oracleMutants)
+
+// checkedMutants are the faults the invariants or the scenarios' steps
+// name (some caught by the differential verdict too).
+var checkedMutants = []Mutant{
 	{Name: "replace-terminating", Suite: "conformance", Labels: "podReplacementPolicy",
 		Breaks: "creates replacements while pods still terminate, even under podReplacementPolicy Failed",
 		Edits: []Edit{
@@ -451,34 +457,6 @@ var catalog = []Mutant{
 		Breaks: "releases a deleted Job's pods only when it sees them change: a pod listed at start, its Job deleted while the controller was down, keeps the finalizer",
 		Edits: []Edit{
 			{"controller.go", "\t}\n\tc.releaseOrphan(pod)\n}", "\t}\n}"},
-		}},
-	{Name: "label-the-job", Suite: "conformance", Labels: "tracking",
-		Breaks: "labels each Job it writes the status of (jobconform.io/synced=true), through the status write itself (the apiserver keeps a Job's metadata changes there): metadata a Job controller must not write; no invariant names it, the differential verdict's job.* fields do",
-		Edits: []Edit{
-			{"sync.go", "\tout, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})\n",
-				"\tif job.Labels == nil {\n\t\tjob.Labels = map[string]string{}\n\t}\n\tjob.Labels[\"jobconform.io/synced\"] = \"true\"\n" +
-					"\tout, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})\n"},
-		}},
-	{Name: "reworded-backoff-message", Suite: "conformance", Labels: "backoff",
-		Breaks: "words the BackoffLimitExceeded condition and event otherwise than upstream (\"Job failed: too many pod failures\"): the reason is right, the message a user's alert matches is not; no invariant names it, the differential verdict's messages.* fields do",
-		Edits: []Edit{
-			{"sync.go", `batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")`, `batchv1.JobReasonBackoffLimitExceeded, "Job failed: too many pod failures")`},
-		}},
-	{Name: "probe-time-unset", Suite: "conformance", Labels: "terminalConditions",
-		Breaks: "adds its conditions without a lastProbeTime (upstream writes it with the lastTransitionTime): a timestamp left unset; no invariant names it, the differential verdict's times.* fields do",
-		Edits: []Edit{
-			{"sync.go", "Reason: reason, Message: message, LastProbeTime: t0, LastTransitionTime: t0})", "Reason: reason, Message: message, LastTransitionTime: t0})"},
-		}},
-	{Name: "annotate-released-pods", Suite: "conformance", Labels: "tracking",
-		Breaks: "annotates each pod it releases (jobconform.io/counted=true) in the patch that removes its tracking finalizer: a write to a pod after its creation that upstream never makes; no invariant names it, the differential verdict's pods.later fields do",
-		Edits: []Edit{
-			{"pods.go", "\t\t\"$deleteFromPrimitiveList/finalizers\": []string{c.finalizer},\n",
-				"\t\t\"$deleteFromPrimitiveList/finalizers\": []string{c.finalizer},\n\t\t\"annotations\": map[string]string{\"jobconform.io/counted\": \"true\"},\n"},
-		}},
-	{Name: "background-pod-deletes", Suite: "conformance", Labels: "suspend || backoff || deadline",
-		Breaks: "deletes its pods with propagationPolicy Background (upstream sends no options): a request other than upstream's that changes nothing a pod shows; no invariant names it, the differential verdict's requests fields do",
-		Edits: []Edit{
-			{"sync.go", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}, PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}"},
 		}},
 }
 

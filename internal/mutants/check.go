@@ -94,7 +94,7 @@ func (c *Checker) Check(ms ...Mutant) error {
 	conf := types.Config{Importer: imp, Error: func(err error) { errs = append(errs, err.Error()) }}
 	_, _ = conf.Check(ControllerPackage, fset, parsed, nil)
 	if len(errs) > 0 {
-		return fmt.Errorf("mutant %s does not compile (mend its edits in internal/mutants/catalog.go):\n%s", names(ms), strings.Join(errs, "\n"))
+		return fmt.Errorf("mutant %s does not compile (mend its edits in internal/mutants/catalog*.go):\n%s", names(ms), strings.Join(errs, "\n"))
 	}
 	return nil
 }

@@ -7,7 +7,7 @@
 //
 // An edit that no longer applies (its text is gone from controller/, or is
 // there twice) and a mutant that no longer compiles are errors naming the
-// mutant: mend its edits in catalog.go beside the change that moved them.
+// mutant: mend its edits in catalog*.go beside the change that moved them.
 package mutants
 
 import (
@@ -100,7 +100,7 @@ func Apply(dir string, ms ...Mutant) (map[string][]byte, error) {
 				continue
 			}
 			if n := strings.Count(src, e.Old); n != 1 {
-				return nil, fmt.Errorf("mutant %s no longer applies: edit %d expects its text once in controller/%s, found it %d times: %q (mend the edit in internal/mutants/catalog.go)",
+				return nil, fmt.Errorf("mutant %s no longer applies: edit %d expects its text once in controller/%s, found it %d times: %q (mend the edit in internal/mutants/catalog*.go)",
 					m.Name, i+1, e.File, n, e.Old)
 			}
 			files[e.File] = strings.Replace(src, e.Old, e.New, 1)
