@@ -230,6 +230,11 @@ func TestEveryActDrawn(t *testing.T) {
 			}
 			if prev := c.Scenario.Steps[i-1].Await; first && prev != nil && ptr.Deref(prev.Ready, 0) < ptr.Deref(prev.Active, 0) {
 				unready++
+				// Index 0 is the unready one, and stays so until it ends.
+				zero := c.Scenario.Pods.ByIndex["0"]
+				if run, err := time.ParseDuration(zero.Run); err != nil || zero.ReadyAfter.Duration <= run {
+					t.Errorf("%s scales down beside an unready pod, but index 0 runs %q and is ready after %v", c.Scenario.Name, zero.Run, zero.ReadyAfter.Duration)
+				}
 			}
 			if st.Act.Kind == scenarios.ActFinishPod && (c.Scenario.Job.Completions != nil || c.Scenario.Nodes != "kwok") {
 				t.Errorf("%s finishes a pod early, but is no work queue on kwok", c.Scenario.Name)

@@ -91,6 +91,10 @@ var runTimes = []string{"1s", "4s"}
 // none of the first wave ends before it.
 const actRun = "10s"
 
+// unreadyFor is how long the unready pod of a scale-down waits for its
+// readiness: longer than its run (actRun), so it ends never ready.
+const unreadyFor = 30 * time.Second
+
 // scenario draws a whole case. The draws go field by field, each within
 // what the apiserver accepts given the fields before it.
 func (g *gen) scenario(name string) *scenarios.Scenario {
@@ -545,7 +549,7 @@ func scaleDownUnready(s *scenarios.Scenario, wave int32, first *scenarios.Status
 		b = o
 	}
 	b.ByIndex, b.Gates = nil, nil
-	b.ReadyAfter = yamltypes.Duration{Duration: 3 * runFor(actRun)}
+	b.ReadyAfter = yamltypes.Duration{Duration: unreadyFor}
 	if s.Pods.ByIndex == nil {
 		s.Pods.ByIndex = map[string]scenarios.PodBehavior{}
 	}
@@ -569,15 +573,6 @@ func finishEarly(s *scenarios.Scenario, wave int32) []scenarios.Step {
 // indexed tells whether s is an Indexed Job.
 func indexed(s *scenarios.Scenario) bool {
 	return ptr.Deref(s.Job.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
-}
-
-// runFor is a run time of runTimes or actRun as a duration.
-func runFor(run string) time.Duration {
-	d, err := time.ParseDuration(run)
-	if err != nil {
-		panic(err) // the generator's own constants
-	}
-	return d
 }
 
 // afterFailures tells whether a case's pods can be made to fail as plain
