@@ -52,3 +52,29 @@ func TestPodsCreationReason(t *testing.T) {
 		})
 	}
 }
+
+// Under podReplacementPolicy Failed, a pod created while another terminates
+// and none has failed (a scale-up beside a deleted pod) is
+// recreate_terminating_or_failed: upstream's recreate_failed wants a failure
+// in the sync that creates (recordJobPodsCreationTotal, v1.31-v1.37).
+func TestPodsCreationReasonTerminatingNoFailure(t *testing.T) {
+	f := newFixture(t)
+	j, _ := f.startAndTerminateFirstPod(newJob("reason", 1, func(j *batchv1.Job) {
+		j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+		j.Spec.Completions = ptr.To[int32](2)
+	}))
+	if n := len(f.pods(j)); n != 1 {
+		t.Fatalf("%d pods while the first terminates, want 1 (Failed: not replaced before it fails)", n)
+	}
+	j.Spec.Parallelism = ptr.To[int32](2)
+	f.putJob(j)
+	j = f.sync(j)
+	if n := len(f.pods(j)); n != 2 {
+		t.Fatalf("%d pods after the scale-up, want the terminating one and a new one", n)
+	}
+	for reason, want := range map[string]float64{reasonNew: 1, reasonRecreateTerminatingOrFailed: 1, reasonRecreateFailed: 0} {
+		if got := testutil.ToFloat64(f.c.metrics.PodsCreated.WithLabelValues(reason, "succeeded")); got != want {
+			t.Errorf("pods created as %s: %v, want %v", reason, got, want)
+		}
+	}
+}
