@@ -191,12 +191,29 @@ func shrinkFailing(ctx context.Context, p *plan, seed uint64, generated []explor
 			continue
 		}
 		sh := shrinkCase(ctx, p.o, filepath.Join(p.o.Run.Artifacts, "shrink"), generated[i].Scenario, f.Controller, f.Failures[0], deadline)
+		if f.Controller == "builtin" {
+			sh.Alike = failedAlike(runs, f)
+		}
 		if err := writeShrunk(filepath.Join(p.o.Run.Artifacts, "shrunk"), seed, &sh); err != nil {
 			return out, err
 		}
 		out = append(out, sh)
 	}
 	return out, nil
+}
+
+// failedAlike names another controller whose run of b's case failed as the
+// built-in's run b did (the same signature first): a case both controllers
+// fail alike is more likely at fault itself — an await too short for it,
+// a limit the generator set (explore-6-729) — than upstream.
+func failedAlike(runs []reports.Run, b reports.Run) string {
+	want := explore.Signature(b.Failures[0])
+	for _, r := range runs {
+		if r.Controller != "builtin" && r.Scenario == b.Scenario && r.Verdict == "FAIL" && len(r.Failures) > 0 && explore.Signature(r.Failures[0]) == want {
+			return r.Controller
+		}
+	}
+	return ""
 }
 
 // failingRuns are the runs that failed, the controller under test's before
@@ -270,6 +287,9 @@ func printShrunk(w io.Writer, shrinks []shrunk) {
 		what := "fails " + sh.Controller
 		if sh.Controller == "builtin" {
 			what = "a candidate upstream bug (the built-in breaks a promise): check it against docs/bugs.md and upstream's tracker"
+			if sh.Alike != "" {
+				what += "; " + sh.Alike + " fails it alike, so read the case first: an await too short or a limit it set is the likelier cause"
+			}
 		}
 		fmt.Fprintf(w, "  shrunk %s (%s; %d cuts in %d rounds, %s): %s\n    %s\n", sh.Case, what, sh.Cuts, sh.Rounds, sh.Stopped, sh.File, sh.Failure)
 	}

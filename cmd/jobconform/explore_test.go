@@ -190,6 +190,31 @@ func TestFailingRunsLeaveKnownBugs(t *testing.T) {
 	}
 }
 
+// A built-in's failure the controller under test shares (explore-6-729:
+// an await both timed out on) is still shown as a candidate, with the
+// likelier cause said; one of another signature, or of another case, is not
+// alike.
+func TestCandidateFailedAlike(t *testing.T) {
+	await := "step 3 (await Complete) timed out after 4m0s: the Job's conditions were []"
+	b := reports.Run{Scenario: "explore-6-729", Controller: "builtin", Verdict: "FAIL", Failures: []string{await}}
+	runs := []reports.Run{b,
+		{Scenario: "explore-6-728", Controller: "reference", Verdict: "FAIL", Failures: []string{await}},
+		{Scenario: "explore-6-729", Controller: "reference", Verdict: "FAIL", Failures: []string{"invariant ledger at …: failed=2"}},
+	}
+	if got := failedAlike(runs, b); got != "" {
+		t.Fatalf("alike with %q: another case, another signature", got)
+	}
+	runs = append(runs, reports.Run{Scenario: "explore-6-729", Controller: "reference", Verdict: "FAIL", Failures: []string{"step 3 (await Complete) timed out after 4m0s: the Job's conditions were [Failed]"}})
+	if got := failedAlike(runs, b); got != "reference" {
+		t.Fatalf("failedAlike %q, want reference", got)
+	}
+	var w strings.Builder
+	printShrunk(&w, []shrunk{{Case: b.Scenario, Controller: "builtin", Alike: "reference", Failure: await}})
+	if !strings.Contains(w.String(), "a candidate upstream bug") || !strings.Contains(w.String(), "reference fails it alike") {
+		t.Fatalf("printShrunk wrote %q", w.String())
+	}
+}
+
 // A shrinking round runs every candidate to its end: --fail-fast, which
 // explore of a broken controller uses, would let the first failing
 // candidate interrupt the others, and a round would keep no cut.

@@ -32,6 +32,9 @@ type shrunk struct {
 	// or the budget).
 	Stopped string
 	File    string
+	// Alike names the controller under test where it failed the case as
+	// the built-in did (failedAlike).
+	Alike string
 }
 
 // shrinkCase shrinks s, which controller failed with failure, in rounds
