@@ -6,9 +6,11 @@
 // and what became of it (later.go), the events the Job got and the words of
 // its messages (messages.go), what its timestamps equal (times.go), the
 // pods created per index, the kinds of write request the controller sent
-// (read from the apiserver's audit log by the harness: Requests). It finds what no one
-// thought to write an invariant for; the invariants explain, the oracle
-// catches.
+// (read from the apiserver's audit log by the harness: Requests) — and,
+// against a built-in that ran twice, timing within its own spread: each
+// pod's and condition's delay after its cause (clock.go). It finds what no
+// one thought to write an invariant for; the invariants explain, the
+// oracle catches.
 //
 // A scenario whose outcome is legitimately nondeterministic declares which
 // fields may differ, and why (scenarios.Scenario.Oracle). Names, UIDs, the
@@ -145,6 +147,12 @@ type Observation struct {
 	// showed before its deletion was asked for (issue #56: values on the
 	// way). Only active is compared, one way (PeakCompared).
 	Peaks map[string]int `json:"peaks,omitempty"`
+	// Clocks are when things happened in each run this observation stands
+	// for (clock.go), compared as delays where the built-in ran twice; nil
+	// where a run was not timed, Untimed saying why.
+	Clocks    []Clock   `json:"clocks,omitempty"`
+	Untimed   string    `json:"untimed,omitempty"`
+	clockZero time.Time // the moment a single run's clock counts from
 }
 
 // Learn is first with what differs from second, another run of the
@@ -178,6 +186,10 @@ func Learn(first, second *Observation) *Observation {
 		}
 	}
 	out.Cut = cmp.Or(first.Cut, second.Cut)
+	out.Clocks, out.Untimed = nil, cmp.Or(first.Untimed, second.Untimed)
+	if first.Clocks != nil && second.Clocks != nil {
+		out.Clocks = slices.Concat(first.Clocks, second.Clocks)
+	}
 	out.Failed = append(slices.Clone(first.Failed), second.Failed...)
 	out.Bugs = nil
 	if explained(first) && explained(second) {
@@ -350,6 +362,15 @@ func ObserveWith(t timeline.Timeline, job, finalizer string, gaps []timeline.Spa
 	}
 	if deleted {
 		o.Final["deleted"] = "yes"
+	}
+	c, zero := clockOf(t, job, cuts)
+	switch {
+	case len(gaps) > 0:
+		o.Untimed = "the recording had a gap"
+	case c == nil:
+		o.Untimed = fmt.Sprintf("more than %d things to time", clockLimit)
+	default:
+		o.Clocks, o.clockZero = []Clock{c}, zero
 	}
 	return o
 }
@@ -650,6 +671,9 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 	}
 	if builtin.Scope == "status" || other.Scope == "status" {
 		return out // a dispatched Job: its pods and events are not the controller's
+	}
+	if peaks == oneWay && len(other.Clocks) == 1 { // a built-in that ran twice, against one run
+		delays(builtin.Clocks, other.Clocks[0], add)
 	}
 	if builtin.Times != nil && other.Times != nil { // nil: kept by a jobconform that did not record them
 		for _, k := range union(builtin.Times, other.Times) {
