@@ -329,9 +329,11 @@ func runOnce(ctx context.Context, o options.Options, dir string) ([]reports.Run,
 	return runs, nil
 }
 
-// builtinOracle runs the built-in once over every conformance mutant's
+// builtinOracle runs the built-in twice over every conformance mutant's
 // specs and returns the directory of its kept runs, the oracle of every
 // mutant's; without it each mutant's spec would run the built-in again.
+// Twice, as explore does: what its own runs differ in is noise, and the
+// peaks and delays are compared only against two runs (scenarios/oracle).
 // "" when the built-in could not be run: each mutant then runs its own.
 func builtinOracle(ctx context.Context, faults []mutants.Mutant, s mutateSettings, dir string) string {
 	var filters []string
@@ -344,10 +346,11 @@ func builtinOracle(ctx context.Context, faults []mutants.Mutant, s mutateSetting
 		return ""
 	}
 	start := time.Now()
-	fmt.Fprintf(os.Stderr, "[oracle] the built-in over every fault's conformance specs, once (reports in %s)\n", dir)
+	fmt.Fprintf(os.Stderr, "[oracle] the built-in over every fault's conformance specs, twice (reports in %s)\n", dir)
 	s.failFast = false // every spec's run is an oracle
 	o := s.options("conformance", strings.Join(filters, " || "), dir)
 	o.Controllers = []string{"builtin"}
+	o.Oracle.Twice = true
 	runs, err := runOnce(ctx, o, dir)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "[oracle] no built-in runs (%v): each fault's specs run the built-in themselves\n", err)

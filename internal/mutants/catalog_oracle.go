@@ -32,4 +32,16 @@ var oracleMutants = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}, PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}"},
 		}},
+	{Name: "late-after-resume", Suite: "conformance", Labels: "suspend",
+		Breaks: "creates a resumed Job's pods 12 s after the resume (upstream creates them in the sync the resume queues): late, within every await; first-pods-on-time does not judge a Job once suspended, the differential verdict's delays (clock.go, the built-in run twice) do",
+		Edits: []Edit{
+			{"sync.go", "\tif !hasBackoffLimitPerIndex(job) {\n\t\tif wait := st.backoff.remaining(c.clock.Now()); wait > 0 {\n",
+				// The resume's own sync sees Suspended still True (manageJob
+				// runs before updateSuspended writes it False): wait 12 s from
+				// there, and from the False condition's time after.
+				"\tfor _, cond := range job.Status.Conditions {\n\t\tif cond.Type == batchv1.JobSuspended {\n\t\t\twait := 12 * time.Second\n" +
+					"\t\t\tif cond.Status == corev1.ConditionFalse {\n\t\t\t\twait = cond.LastTransitionTime.Add(wait).Sub(c.clock.Now())\n\t\t\t}\n" +
+					"\t\t\tif wait > 0 {\n\t\t\t\tc.queue.AddAfter(key, wait)\n\t\t\t\treturn active, errors.Join(errs...)\n\t\t\t}\n\t\t}\n\t}\n" +
+					"\tif !hasBackoffLimitPerIndex(job) {\n\t\tif wait := st.backoff.remaining(c.clock.Now()); wait > 0 {\n"},
+		}},
 }
