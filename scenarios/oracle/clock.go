@@ -37,8 +37,9 @@ import (
 // tenth of the delay. Measured (96 explore cases of seed 7, v1.37.1, kwok,
 // 2026-12-03): 438 delays, the built-in's two runs at most 1.1 s apart
 // (upstream's 1 s batch of pod events), the reference at most 1.1 s from
-// the built-in; Slack is the invariants' ReplacementTolerance (a loaded
-// runner was seen 5.4 s late), the tenth a backoff's one-second grain. Under the built-in a pod comes a moment after its
+// the built-in. Slack is the invariants' ReplacementTolerance (a loaded
+// runner was seen 5.4 s late), the tenth room for the long waits (a
+// backoff of minutes). Under the built-in a pod comes a moment after its
 // cause or when the backoff of the Job's latest failure ends, a terminal
 // condition a moment after the last pod's end; a controller whose pods
 // come late after a resume, a scale-up or an adoption, or whose terminal
@@ -46,7 +47,8 @@ import (
 type Clock map[string]float64
 
 // Slack is what an effect's delay may differ from the built-in's by, plus a
-// tenth of the delay (invariants.ReplacementTolerance's reasons).
+// tenth of the delay: the 5 s of invariants.ReplacementTolerance, for its
+// reasons.
 const Slack = 5 * time.Second
 
 // clockLimit bounds a clock's entries: a Job of hundreds of pods (the scale
