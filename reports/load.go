@@ -185,6 +185,10 @@ type Oracle struct {
 	Compared    bool         `json:"compared,omitempty"`
 	Note        string       `json:"note,omitempty"`
 	Differences []Difference `json:"differences,omitempty"`
+	// Timed: a compared run's delays were compared too (oracle.md,
+	// Timing); else Untimed says why not ("" in a report from before).
+	Timed   bool   `json:"timed,omitempty"`
+	Untimed string `json:"untimed,omitempty"`
 }
 
 // Difference is one field two runs disagree on.

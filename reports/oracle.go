@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -19,18 +20,27 @@ const notComparedPrefix = "not compared with the built-in: "
 // controller other than the built-in ran the scenario), and if so whether
 // r was compared, or why not.
 func (r Run) OracleJudged() (applies, compared bool, why string) {
+	applies, compared, why, _ = r.oracleJudged()
+	return applies, compared, why
+}
+
+// oracleJudged is OracleJudged, and for a compared run why its delays were
+// not compared ("": they were).
+func (r Run) oracleJudged() (applies, compared bool, why, untimed string) {
 	if r.Control() || r.Controller == "" || r.Controller == "builtin" || r.Verdict == "skip" {
-		return false, false, ""
+		return false, false, "", ""
 	}
 	switch {
-	case r.Oracle != nil && r.Oracle.Compared:
-		return true, true, ""
+	case r.Oracle != nil && (r.Oracle.Compared || len(r.Oracle.Differences) > 0): // Differences alone: a report from before Compared was written
+		untimed := ""
+		if !r.Oracle.Timed {
+			untimed = cmp.Or(r.Oracle.Untimed, "not said (a report from before timing)")
+		}
+		return true, true, "", untimed
 	case r.Oracle != nil && r.Oracle.Note != "":
-		return true, false, strings.TrimPrefix(r.Oracle.Note, notComparedPrefix)
-	case r.Oracle != nil && len(r.Oracle.Differences) > 0:
-		return true, true, "" // a report from before Compared was written
+		return true, false, strings.TrimPrefix(r.Oracle.Note, notComparedPrefix), ""
 	}
-	return true, false, fmt.Sprintf("the %s suite compares nothing with the built-in", r.Suite)
+	return true, false, fmt.Sprintf("the %s suite compares nothing with the built-in", r.Suite), ""
 }
 
 // OracleTally is how one controller's runs (a column: controller, release,
@@ -41,20 +51,38 @@ type OracleTally struct {
 	// Reasons counts the runs not judged by why, the detail cut off
 	// (the scenario's own words stay on its run).
 	Reasons map[string]int
+	// Timed counts the compared runs whose delays were compared too;
+	// Untimed the others by why (oracle.md, Timing).
+	Timed   int
+	Untimed map[string]int
 }
 
-// String is "compared N, not judged M (reason ×k; …)".
+// String is "compared N (timed T; not U: reason ×k), not judged M
+// (reason ×k; …)".
 func (t OracleTally) String() string {
-	s := fmt.Sprintf("compared %d, not judged %d", t.Compared, t.NotJudged)
+	s := fmt.Sprintf("compared %d", t.Compared)
+	if t.Compared > 0 {
+		s += fmt.Sprintf(" (timed %d", t.Timed)
+		if n := t.Compared - t.Timed; n > 0 {
+			s += fmt.Sprintf("; not %d: %s", n, counted(t.Untimed))
+		}
+		s += ")"
+	}
+	s += fmt.Sprintf(", not judged %d", t.NotJudged)
 	if t.NotJudged == 0 {
 		return s
 	}
+	return s + " (" + counted(t.Reasons) + ")"
+}
+
+// counted is "reason ×k; …", sorted.
+func counted(reasons map[string]int) string {
 	var rs []string
-	for why, n := range t.Reasons {
+	for why, n := range reasons {
 		rs = append(rs, fmt.Sprintf("%s ×%d", why, n))
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
-	return s + " (" + strings.Join(rs, "; ") + ")"
+	sort.Strings(rs)
+	return strings.Join(rs, "; ")
 }
 
 // OracleTallies counts, per column, the runs the differential verdict
@@ -64,19 +92,24 @@ func OracleTallies(runs []Run) []OracleTally {
 	by := map[column]*OracleTally{}
 	var order []column
 	for _, r := range runs {
-		applies, compared, why := r.OracleJudged()
+		applies, compared, why, untimed := r.oracleJudged()
 		if !applies {
 			continue
 		}
 		c := columnOf(r)
 		t, ok := by[c]
 		if !ok {
-			t = &OracleTally{Column: c.String(), Reasons: map[string]int{}}
+			t = &OracleTally{Column: c.String(), Reasons: map[string]int{}, Untimed: map[string]int{}}
 			by[c] = t
 			order = append(order, c)
 		}
 		if compared {
 			t.Compared++
+			if untimed == "" {
+				t.Timed++
+			} else {
+				t.Untimed[reasonGroup(untimed)]++
+			}
 			continue
 		}
 		t.NotJudged++

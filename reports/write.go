@@ -427,7 +427,7 @@ pre{font-size:12px;white-space:pre-wrap}
 {{if .Seed}}<p>chaos seed {{.Seed}}</p>{{end}}
 {{if .Failures}}<pre class="failures">{{range .Failures}}{{.}}
 {{end}}</pre>{{end}}
-{{with .Oracle}}{{if .Note}}<p class="oracle">{{.Note}}</p>{{end}}{{if .Differences}}<table class="oracle"><caption>Compared with the built-in's run of this scenario</caption><tr><th>field</th><th>built-in</th><th>this controller</th><th>allowed because</th></tr>
+{{with .Oracle}}{{if .Note}}<p class="oracle">{{.Note}}</p>{{end}}{{if .Untimed}}<p class="oracle">compared with the built-in's run, its delays not: {{.Untimed}}</p>{{end}}{{if .Differences}}<table class="oracle"><caption>Compared with the built-in's run of this scenario</caption><tr><th>field</th><th>built-in</th><th>this controller</th><th>allowed because</th></tr>
 {{range .Differences}}<tr class="{{if .Allowed}}allowed{{else}}FAIL{{end}}"><td>{{.Field}}</td><td><code>{{.BuiltIn}}</code></td><td><code>{{.Other}}</code></td><td>{{.Allowed}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 {{if .Again}}<p class="again">{{.Again}}</p>{{end}}

@@ -115,10 +115,13 @@ type Verdict struct {
 	// Compared tells whether the run was compared with the built-in's (the
 	// differential verdict); Differences are that comparison's, a line
 	// each (those not allowed are among Failures too), and OracleNote
-	// says why it was not compared.
+	// says why it was not compared. Untimed says why a compared run's
+	// delays after their causes were not compared ("": they were; they
+	// are only against a built-in that ran twice, WithOracleTwice).
 	Compared    bool
 	Differences []string
 	OracleNote  string
+	Untimed     string
 	// Again says why this verdict is that of a second run: the first
 	// failed only by timing while the machine was starved, or only by
 	// differences from the built-in's run ("": the first run's verdict).
@@ -129,8 +132,8 @@ type Verdict struct {
 type JudgeOption func(*judging)
 
 type judging struct {
-	oracleOff  bool
-	oracleFrom string
+	oracleOff, oracleTwice bool
+	oracleFrom             string
 }
 
 // WithOracleFrom takes the built-in's runs from dir, the oracle directory
@@ -138,6 +141,13 @@ type judging struct {
 // of running the built-in: a run of another release or other nodes, or of
 // no such scenario, is not compared, and the verdict says why.
 func WithOracleFrom(dir string) JudgeOption { return func(j *judging) { j.oracleFrom = dir } }
+
+// WithOracleTwice runs the built-in twice for the comparison, as explore
+// and --oracle-twice do: what its two runs differ in is the scenario's
+// noise, not compared, and the delays of the run's pods and conditions
+// after their causes are compared with the built-in's (once, they are not:
+// Verdict.Untimed). Without effect with WithOracleFrom.
+func WithOracleTwice() JudgeOption { return func(j *judging) { j.oracleTwice = true } }
 
 // WithoutOracle skips the differential verdict (Verdict.OracleNote says so).
 func WithoutOracle() JudgeOption { return func(j *judging) { j.oracleOff = true } }
@@ -194,7 +204,7 @@ func Judge(ctx context.Context, kubeconfig string, s *Scenario, c Controller, op
 		return v, err
 	}
 	if rc.Name != runner.BuiltIn.Name {
-		v.Compared, v.OracleNote = r.Compared, r.OracleNote
+		v.Compared, v.OracleNote, v.Untimed = r.Compared, r.OracleNote, r.Untimed
 		for _, d := range r.Differences {
 			v.Differences = append(v.Differences, d.String())
 		}
@@ -213,7 +223,7 @@ type judgeOracle struct {
 // on the same cluster, kept in a directory of its own, or read from an
 // earlier run's.
 func (j judging) oracle(client kubernetes.Interface, version string) (judgeOracle, error) {
-	o := &harness.Oracle{Off: j.oracleOff}
+	o := &harness.Oracle{Off: j.oracleOff, Twice: j.oracleTwice}
 	if j.oracleFrom != "" {
 		o.From = &oracle.Store{Dir: j.oracleFrom}
 		return judgeOracle{o, func() {}}, nil

@@ -371,8 +371,9 @@ func writeCases(dir string, cs []explore.Case) error {
 
 // exploreTally is one controller's outcome over explore's cases: passed,
 // failed, skipped, and (for another than the built-in) compared with the
-// built-in's runs, or not judged because those ended apart (racy).
-type exploreTally struct{ passed, failed, skipped, compared, racy int }
+// built-in's runs (timed: their delays too), or not judged because those
+// ended apart (racy).
+type exploreTally struct{ passed, failed, skipped, compared, timed, racy int }
 
 // tallyExplore counts runs by controller, and names the failing cases.
 func tallyExplore(runs []reports.Run) (map[string]*exploreTally, []string) {
@@ -399,6 +400,9 @@ func tallyExplore(runs []reports.Run) (map[string]*exploreTally, []string) {
 		if r.Oracle != nil && r.Oracle.Compared {
 			t.compared++
 		}
+		if r.Oracle != nil && r.Oracle.Timed {
+			t.timed++
+		}
 		if r.Oracle != nil && strings.Contains(r.Oracle.Note, "racy: ") {
 			t.racy++
 		}
@@ -419,7 +423,7 @@ func printExplore(w io.Writer, seed uint64, cases int, runs []reports.Run, took 
 			line += fmt.Sprintf(", skipped %d", t.skipped)
 		}
 		if c != "builtin" {
-			line += fmt.Sprintf("; compared with the built-in %d, racy (not judged) %d", t.compared, t.racy)
+			line += fmt.Sprintf("; compared with the built-in %d (timed %d), racy (not judged) %d", t.compared, t.timed, t.racy)
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -70,20 +70,21 @@ func TestExploreRoundsContinueTheSeed(t *testing.T) {
 	}
 }
 
-// The summary counts each controller's cases by verdict, and the racy ones
-// (not judged) apart from those compared.
+// The summary counts each controller's cases by verdict, those timed among
+// those compared, and the racy ones (not judged) apart.
 func TestTallyExplore(t *testing.T) {
 	runs := []reports.Run{
 		{Scenario: "a", Controller: "builtin", Verdict: "PASS"},
 		{Scenario: "b", Controller: "builtin", Verdict: "PASS"},
-		{Scenario: "a", Controller: "reference", Verdict: "PASS", Oracle: &reports.Oracle{Compared: true}},
+		{Scenario: "a", Controller: "reference", Verdict: "PASS", Oracle: &reports.Oracle{Compared: true, Timed: true}},
+		{Scenario: "c", Controller: "reference", Verdict: "PASS", Oracle: &reports.Oracle{Compared: true, Untimed: "a disruption"}},
 		{Scenario: "b", Controller: "reference", Verdict: "FAIL", Oracle: &reports.Oracle{Note: "not compared with the built-in: racy: the built-in's two runs ended apart"}},
 	}
 	by, failing := tallyExplore(runs)
 	if g := *by["builtin"]; g != (exploreTally{passed: 2}) {
 		t.Errorf("builtin: %+v", g)
 	}
-	if g := *by["reference"]; g != (exploreTally{passed: 1, failed: 1, compared: 1, racy: 1}) {
+	if g := *by["reference"]; g != (exploreTally{passed: 2, failed: 1, compared: 2, timed: 1, racy: 1}) {
 		t.Errorf("reference: %+v", g)
 	}
 	if len(failing) != 1 || failing[0] != "reference b" {

@@ -77,7 +77,7 @@ func TestOracleNotJudgedNeverSilent(t *testing.T) {
 	}
 	var b strings.Builder
 	printVerdicts(&b, runs)
-	if !strings.Contains(b.String(), "compared 1, not judged 1 (the chaos suite compares nothing with the built-in ×1)") {
+	if !strings.Contains(b.String(), "compared 1 (timed 0; not 1: not said ×1), not judged 1 (the chaos suite compares nothing with the built-in ×1)") {
 		t.Errorf("the verdicts lack the differential verdict's tally:\n%s", b.String())
 	}
 	for require, fails := range map[bool]bool{false: false, true: true} {

@@ -215,6 +215,26 @@ func (c Clock) causeOf(k string, other Clock) (string, bool) {
 	return best, found
 }
 
+// WhyUntimed says why other's delays are not compared with the built-in's
+// ("": they are): timing is judged only against a built-in that ran twice,
+// each run with its clock, and another run with its own — never silently
+// left out (issue #56), so a verdict can say what it did not time.
+func WhyUntimed(builtin, other *Observation) string {
+	switch {
+	case builtin.Runs < 2:
+		return "the built-in ran once (no spread of its own to time against)"
+	case builtin.Scope == "status" || other.Scope == "status":
+		return "a dispatched Job: its pods are not the controller's"
+	case other.Untimed != "":
+		return other.Untimed
+	case builtin.Untimed != "":
+		return "in the built-in's run, " + builtin.Untimed
+	case len(other.Clocks) != 1 || len(builtin.Clocks) < 2:
+		return "no clock kept (a run kept by an older jobconform)"
+	}
+	return ""
+}
+
 // delays compares other's clock with the built-in's runs' (clocks): each
 // effect both show, its delay after its cause in the first built-in run
 // that shows both.

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,56 @@ func TestDelaysCompared(t *testing.T) {
 	once := Observe(timed("b1", 15, 14.9, 50.5, 51), "job", "")
 	if ds := CompareWith(once, Observe(timed("o", 30, 14.9, 62, 63), "job", ""), nil, nil); len(ds) != 0 {
 		t.Fatalf("timing compared against one run: %v", ds)
+	}
+}
+
+// Whether a run's delays were compared is said, with why not: a verdict
+// never reads as timed when it was not (issue #56). A late run differs
+// exactly where WhyUntimed says it is timed.
+func TestWhyUntimed(t *testing.T) {
+	twice := func() *Observation {
+		return Learn(Observe(timed("b1", 15, 14.9, 50.5, 51), "job", ""), Observe(timed("b2", 15.4, 14.8, 50.8, 51.3), "job", ""))
+	}
+	late := func() *Observation { return Observe(timed("o", 30, 14.9, 50.6, 51.1), "job", "") }
+	for _, tc := range []struct {
+		name           string
+		builtin, other func() *Observation
+		want           string
+	}{
+		{"timed", twice, late, ""},
+		{"once", func() *Observation { return Observe(timed("b1", 15, 14.9, 50.5, 51), "job", "") }, late, "the built-in ran once"},
+		{"disrupted", twice, func() *Observation {
+			o := late()
+			o.Clocks, o.Untimed = nil, "a disruption"
+			return o
+		}, "a disruption"},
+		{"builtin-gap", func() *Observation {
+			o := twice()
+			o.Clocks, o.Untimed = nil, "the recording had a gap"
+			return o
+		}, late, "in the built-in's run, the recording had a gap"},
+		{"kept-before-clocks", func() *Observation {
+			o := twice()
+			o.Clocks = nil
+			return o
+		}, late, "no clock kept"},
+		{"dispatched", twice, func() *Observation {
+			o := late()
+			o.Scope = "status"
+			return o
+		}, "a dispatched Job"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, o := tc.builtin(), tc.other()
+			why := WhyUntimed(b, o)
+			if !strings.HasPrefix(why, tc.want) || (tc.want == "") != (why == "") {
+				t.Fatalf("WhyUntimed %q, want %q", why, tc.want)
+			}
+			timedDiffers := slices.ContainsFunc(CompareWith(b, o, nil, nil), func(d Difference) bool { return strings.HasPrefix(d.Field, "delay ") })
+			if timedDiffers != (why == "") {
+				t.Fatalf("delays compared %v, but WhyUntimed %q", timedDiffers, why)
+			}
+		})
 	}
 }
 

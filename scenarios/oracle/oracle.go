@@ -672,7 +672,7 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 	if builtin.Scope == "status" || other.Scope == "status" {
 		return out // a dispatched Job: its pods and events are not the controller's
 	}
-	if peaks == oneWay && len(other.Clocks) == 1 { // a built-in that ran twice, against one run
+	if peaks == oneWay && WhyUntimed(builtin, other) == "" { // a built-in that ran twice, against one run
 		delays(builtin.Clocks, other.Clocks[0], add)
 	}
 	if builtin.Times != nil && other.Times != nil { // nil: kept by a jobconform that did not record them

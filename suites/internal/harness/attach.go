@@ -35,6 +35,9 @@ func ResultOf(r *runner.Result, features []string) reports.Result {
 	}
 	if r.Compared || r.OracleNote != "" {
 		res.Oracle = &reports.Oracle{Compared: r.Compared, Note: r.OracleNote}
+		if r.Compared {
+			res.Oracle.Timed, res.Oracle.Untimed = r.Untimed == "", r.Untimed
+		}
 		for _, d := range r.Differences {
 			res.Oracle.Differences = append(res.Oracle.Differences, reports.Difference{Field: d.Field, BuiltIn: d.BuiltIn, Other: d.Other, Allowed: d.Allowed})
 		}

@@ -256,7 +256,7 @@ func (o *Oracle) judgeWith(s *scenarios.Scenario, r *runner.Result, builtin *ora
 			r.OracleNote = fmt.Sprintf("not compared with the built-in: its run of this scenario broke a promise (%s)%s", builtin.Failed[0], why)
 			return
 		}
-		r.Compared = true
+		r.Compared, r.Untimed = true, oracle.WhyUntimed(builtin, r.Observation)
 		r.Differences = oracle.CompareWith(builtin, r.Observation, s.Oracle.Differ, mayLose(s))
 		// After the comparison: a bug may decide whether an event is
 		// recorded at all, which no allowance of a scenario may excuse.
@@ -268,7 +268,7 @@ func (o *Oracle) judgeWith(s *scenarios.Scenario, r *runner.Result, builtin *ora
 			}
 		}
 	default:
-		r.Compared = true
+		r.Compared, r.Untimed = true, oracle.WhyUntimed(builtin, r.Observation)
 		r.Differences = oracle.CompareWith(builtin, r.Observation, s.Oracle.Differ, mayLose(s))
 	}
 }

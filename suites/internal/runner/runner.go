@@ -148,11 +148,13 @@ type Result struct {
 	// (scenarios/oracle): the built-in's is the oracle another
 	// controller's is compared with. Compared says the run was compared,
 	// Differences are that comparison's, and OracleNote says why a run was
-	// not compared ("" when it was, or nothing asked for it).
+	// not compared ("" when it was, or nothing asked for it). Untimed says
+	// why a compared run's delays were not (oracle.WhyUntimed).
 	Observation *oracle.Observation
 	Compared    bool
 	Differences []oracle.Difference
 	OracleNote  string
+	Untimed     string
 	// Starvation is how starved the machine was while the scenario ran
 	// (internal/starvation): a timing verdict that fails while it was red
 	// says so.
@@ -483,7 +485,7 @@ func judge(ctx context.Context, r *Result, j judged) {
 	if len(r.Chaos) > 0 || len(ictx.Restarts) > 0 {
 		// A disruption's own time (a restart, a lost node) differs by
 		// controller and by run: what follows it is not timed.
-		r.Observation.Clocks, r.Observation.Untimed = nil, "disrupted"
+		r.Observation.Clocks, r.Observation.Untimed = nil, "a disruption (a restart, a lost node) in the run"
 	} else {
 		r.Observation.Starved(ictx.Starved)
 	}
