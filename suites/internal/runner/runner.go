@@ -483,9 +483,9 @@ func judge(ctx context.Context, r *Result, j judged) {
 	r.Observation.Controller, r.Observation.Version, r.Observation.Nodes, r.Observation.Gates = c.Name, j.version, o.Nodes, o.Gates
 	r.Observation.Scenario = oracle.Fingerprint(s)
 	if len(r.Chaos) > 0 || len(ictx.Restarts) > 0 {
-		// A disruption's own time (a restart, a lost node) differs by
+		// A disruption's own time (chaos, a restart, a lost node) differs by
 		// controller and by run: what follows it is not timed.
-		r.Observation.Clocks, r.Observation.Untimed = nil, "a disruption (a restart, a lost node) in the run"
+		r.Observation.Clocks, r.Observation.Untimed = nil, "a disruption (chaos, a restart, a lost node) in the run"
 	} else {
 		r.Observation.Starved(ictx.Starved)
 	}
