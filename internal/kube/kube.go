@@ -4,13 +4,16 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
@@ -73,6 +76,34 @@ func DeleteNamespace(ctx context.Context, client kubernetes.Interface, ns string
 		return nil
 	}
 	return err
+}
+
+// HoldFinalizer is a finalizer a scenario's pod template may carry to hold
+// its pods in the API once they ended or were deleted, as another
+// controller's finalizer would (a log collector's): the Job controller
+// copies it to every pod, and the harness releases it when the run's
+// namespace goes (ReleaseHeld).
+const HoldFinalizer = "jobconform.io/hold"
+
+// ReleaseHeld removes HoldFinalizer from every pod of ns that carries it,
+// so that the namespace can go.
+func ReleaseHeld(ctx context.Context, client kubernetes.Interface, ns string) error {
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("release held pods of %s: %w", ns, err)
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, HoldFinalizer))
+	var errs []error
+	for _, p := range pods.Items {
+		if !slices.Contains(p.Finalizers, HoldFinalizer) {
+			continue
+		}
+		_, err := client.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("release held pod %s/%s: %w", ns, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // JobFinished tells whether a Job has its terminal condition (Complete or Failed True).

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,26 @@ func TestWaitNodeReady(t *testing.T) {
 	}
 	if err := WaitNodeReady(context.Background(), client, "n", 5*time.Second); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Only the hold finalizer goes, only from the pods that carry it: another
+// controller's (the Job's tracking finalizer) stays.
+func TestReleaseHeld(t *testing.T) {
+	pod := func(name string, finalizers ...string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Finalizers: finalizers}}
+	}
+	client := fake.NewClientset(pod("held", HoldFinalizer, "batch.kubernetes.io/job-tracking"), pod("free", "batch.kubernetes.io/job-tracking"), pod("none"))
+	if err := ReleaseHeld(context.Background(), client, "ns"); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]string{"held": {"batch.kubernetes.io/job-tracking"}, "free": {"batch.kubernetes.io/job-tracking"}, "none": nil} {
+		p, err := client.CoreV1().Pods("ns").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.Finalizers, want) {
+			t.Errorf("%s: finalizers %v, want %v", name, p.Finalizers, want)
+		}
 	}
 }

@@ -374,7 +374,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		return r
 	}
 	r.Namespace = ns
-	defer deleteNamespace(client, ns)
+	defer deleteNamespace(client, ns, slices.Contains(s.Job.Template.Finalizers, kube.HoldFinalizer))
 	rec, podClient, stopRecording, err := startRecording(ctx, client, c, o, ns)
 	if err != nil {
 		r.Err = err
@@ -523,11 +523,15 @@ func recreateSkipped(steps []StepResult) string {
 }
 
 // deleteNamespace deletes a run's namespace, within 30s, also when the run
-// was interrupted.
-func deleteNamespace(client kubernetes.Interface, ns string) {
+// was interrupted; held: its pods may carry kube.HoldFinalizer, released
+// once the namespace is terminating (no pod can be made there since).
+func deleteNamespace(client kubernetes.Interface, ns string, held bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = kube.DeleteNamespace(ctx, client, ns)
+	if held {
+		_ = kube.ReleaseHeld(ctx, client, ns)
+	}
 }
 
 // createJob creates scenario s's Job for controller c in ns, and returns
@@ -608,7 +612,7 @@ func startRecording(ctx context.Context, client kubernetes.Interface, c Controll
 	if _, err := o.Worker.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return nil, nil, nil, fmt.Errorf("create namespace %s on the worker cluster: %w", ns, err)
 	}
-	deleteWorkerNS := func() { deleteNamespace(o.Worker, ns) }
+	deleteWorkerNS := func() { deleteNamespace(o.Worker, ns, false) }
 	if rec, err = recorder.StartMirrored(ctx, client, o.Worker, ns); err != nil {
 		deleteWorkerNS()
 		return nil, nil, nil, err
