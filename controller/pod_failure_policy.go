@@ -80,13 +80,19 @@ func matchPodConditions(pod *corev1.Pod, patterns []batchv1.PodFailurePolicyOnPo
 	return nil
 }
 
-// failJobMessage: the FailJob message of the first failed pod a rule fails the Job for.
+// failJobMessage: the FailJob message of the first failed pod a rule fails
+// the Job for, among the pods it still tracks. A pod let go uncounted — one
+// a suspension deleted, its finalizer removed first — is no failure of the
+// Job; upstream reads every pod in its cache here and fails a Job by such a
+// pod when it sees it Failed before it is gone (docs/bugs.md,
+// suspend-killed-pod-fails-job). A failure that counts is still tracked when
+// this runs: FailureTarget is written before its finalizer goes.
 func (c *Controller) failJobMessage(job *batchv1.Job, pods []*corev1.Pod) *string {
 	if job.Spec.PodFailurePolicy == nil {
 		return nil
 	}
 	for _, p := range pods {
-		if c.podFailed(p, job) {
+		if c.tracked(p) && c.podFailed(p, job) {
 			if msg, _, _ := matchFailurePolicy(job.Spec.PodFailurePolicy, p); msg != nil {
 				return msg
 			}

@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -71,5 +72,38 @@ func TestPodFailurePolicyIgnoreDisruption(t *testing.T) {
 	f.clock.Step(DefaultPodFailureBackoff)
 	if j = f.sync(j); j.Status.Active != 1 {
 		t.Fatalf("no replacement for the ignored pod: active=%d", j.Status.Active)
+	}
+}
+
+// A pod a suspension deleted, its finalizer removed first, that ends Failed
+// with the SIGTERM's exit code before it is gone, fails no Job by a FailJob
+// rule: it was let go uncounted (upstream fails the Job:
+// suspend-killed-pod-fails-job). Still tracked, the same pod fails it.
+func TestPodFailurePolicyIgnoresPodsLetGo(t *testing.T) {
+	for _, tracked := range []bool{false, true} {
+		f := newFixture(t)
+		j := newJob("pfp", 1, func(j *batchv1.Job) {
+			j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+			j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action:      batchv1.PodFailurePolicyActionFailJob,
+				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{0}},
+			}}}
+		})
+		f.putJob(j)
+		j = f.sync(j)
+		pods := f.pods(j)
+		if len(pods) != 1 {
+			t.Fatalf("%d pods", len(pods))
+		}
+		p := pods[0]
+		if !tracked {
+			p.Finalizers = nil
+		}
+		p.DeletionTimestamp = &metav1.Time{Time: f.now}
+		failWith(p, 143, f)
+		j = f.sync(j)
+		if failing := condition(j, batchv1.JobFailureTarget) != nil; failing != tracked {
+			t.Errorf("tracked %v: conditions %s", tracked, conds(j))
+		}
 	}
 }

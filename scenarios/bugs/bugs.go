@@ -98,6 +98,25 @@ var (
 			"syncJob); from v1.35 startTime is cleared on suspension where the MutableSchedulingDirectivesForSuspendedJobs gate is " +
 			"on, which it is by default from v1.36.0",
 	}
+	// SuspendKilledPodFailsJob: a pod the suspension killed matches a
+	// FailJob rule. Found by jobconform explore (seed 9, case 98).
+	SuspendKilledPodFailsJob = Bug{
+		ID:   "suspend-killed-pod-fails-job",
+		Read: "2026-12-03",
+		// Read in v1.31.14, v1.32.10, v1.33.13, v1.34.10, v1.35.8, v1.36.3
+		// and v1.37.1 (pkg/controller/job: syncJob's getFailJobMessage,
+		// deleteJobPods); run with the reproducer (scenarios/bugs/reproducers)
+		// on v1.37.1 and v1.36.3, where the built-in failed it.
+		Releases: "<=1.37.1",
+		What: "(no upstream issue found in a search of kubernetes/kubernetes issue threads, a stored subset, on the day read; found by jobconform explore) " +
+			"a Job with a podFailurePolicy FailJob rule that matches a SIGTERM's exit code (NotIn [0], a common rule) fails when suspended: " +
+			"the suspension removes its pods' tracking finalizer and deletes them, but syncJob looks for a FailJob match with getFailJobMessage over every pod " +
+			"still in the informer's cache, finalizer or not, so a pod killed by the suspension and seen Failed before its removal fails the Job " +
+			"(FailureTarget and Failed, reason PodFailurePolicy, with status.failed 0); the counting (getNewFinishedPods) reads only pods that hold the finalizer. " +
+			"A race on a bare kubelet (the killed pod sits Failed under a second before its removal, and the sync its update queues runs a second later: " +
+			"a sync for another reason, such as the resume, must fall inside), certain where another finalizer holds the pod (the reproducer, scenarios/bugs/reproducers/suspend-killed-pod-fails-job.yaml, " +
+			"failed on v1.37.1 and v1.36.3); read alike in every release from v1.31 to v1.37",
+	}
 )
 
 // SuspendedZeroCompletionsRejected: the apiserver refuses Complete for a
@@ -173,7 +192,7 @@ var (
 var All = map[string]Bug{}
 
 func init() {
-	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume, SuspendedZeroCompletionsRejected, RecreatedJobBackoff,
+	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume, SuspendKilledPodFailsJob, SuspendedZeroCompletionsRejected, RecreatedJobBackoff,
 		MultiKueueManualSelector, MultiKueueOrphanPropagation} {
 		All[b.ID] = b
 	}

@@ -1,10 +1,13 @@
 package catalog
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/bugs"
 )
 
 func TestCatalogLoadsAndCoversEveryFeature(t *testing.T) {
@@ -82,5 +85,39 @@ func TestScaleFormsLoad(t *testing.T) {
 	}
 	if _, err := LoadScale("100"); err == nil || !strings.Contains(err.Error(), "use one of 10k, 1k, 600") {
 		t.Errorf("an unknown form: %v", err)
+	}
+}
+
+// The known bugs' reproducers (scenarios/bugs/reproducers, named in
+// docs/bugs.md) are valid scenarios, kept out of the catalog (every
+// release they reproduce on would fail make run), and each names, on a
+// step, a known bug that affects the default release: run there, its
+// verdict says which bug broke it.
+func TestBugReproducers(t *testing.T) {
+	repro, err := scenarios.Load(os.DirFS("../bugs/reproducers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(repro) == 0 {
+		t.Fatal("no reproducer")
+	}
+	all, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range repro {
+		if slices.ContainsFunc(all, func(s *scenarios.Scenario) bool { return s.Name == r.Name }) {
+			t.Errorf("%s is in the catalog too", r.Name)
+		}
+		named := false
+		for _, st := range r.Steps {
+			for _, id := range st.KnownBugs {
+				b, ok := bugs.All[id]
+				named = named || (ok && b.Affects("v1.37.1"))
+			}
+		}
+		if !named {
+			t.Errorf("%s names no known bug of v1.37.1 on a step", r.Name)
+		}
 	}
 }
