@@ -16,15 +16,21 @@ func failWith(p *corev1.Pod, code int32, f *fixture) {
 	f.setPod(p)
 }
 
-func TestPodFailurePolicyFailJob(t *testing.T) {
-	f := newFixture(t)
-	j := newJob("pfp", 2, func(j *batchv1.Job) {
+// failJobOn is a Job of n pods, replaced once failed, with one FailJob rule
+// on the exit codes op codes.
+func failJobOn(name string, n int32, op batchv1.PodFailurePolicyOnExitCodesOperator, codes ...int32) *batchv1.Job {
+	return newJob(name, n, func(j *batchv1.Job) {
 		j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
 		j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
 			Action:      batchv1.PodFailurePolicyActionFailJob,
-			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}},
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: op, Values: codes},
 		}}}
 	})
+}
+
+func TestPodFailurePolicyFailJob(t *testing.T) {
+	f := newFixture(t)
+	j := failJobOn("pfp", 2, batchv1.PodFailurePolicyOnExitCodesOpIn, 42)
 	f.putJob(j)
 	j = f.sync(j)
 	pods := f.pods(j)
@@ -82,13 +88,7 @@ func TestPodFailurePolicyIgnoreDisruption(t *testing.T) {
 func TestPodFailurePolicyIgnoresPodsLetGo(t *testing.T) {
 	for _, tracked := range []bool{false, true} {
 		f := newFixture(t)
-		j := newJob("pfp", 1, func(j *batchv1.Job) {
-			j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
-			j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
-				Action:      batchv1.PodFailurePolicyActionFailJob,
-				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{0}},
-			}}}
-		})
+		j := failJobOn("pfp", 1, batchv1.PodFailurePolicyOnExitCodesOpNotIn, 0)
 		f.putJob(j)
 		j = f.sync(j)
 		pods := f.pods(j)
