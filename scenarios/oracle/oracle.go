@@ -136,7 +136,11 @@ type Observation struct {
 	// scenario's nondeterminism, not held against another controller.
 	// Racy says why the two runs ended differently: then nothing is.
 	Noise map[string]string `json:"noise,omitempty"`
-	Racy  string            `json:"racy,omitempty"`
+	// NoiseValues are the values each field of Noise took in the
+	// built-in's runs: another controller's value outside them (for
+	// numbers, outside their range) is a difference (noise.go).
+	NoiseValues map[string][]string `json:"noiseValues,omitempty"`
+	Racy        string              `json:"racy,omitempty"`
 	// EndRace says how a pod was deleted moments after it ended (endRace):
 	// which pods the Job's end deleted is then a race, in this run or
 	// (Learn) in any of the built-in's.
@@ -155,50 +159,6 @@ type Observation struct {
 	clockZero time.Time // the moment a single run's clock counts from
 }
 
-// Learn is first with what differs from second, another run of the
-// built-in of the same scenario, as its noise (issue #55: noise learned,
-// not guessed). Two runs that end apart — other conditions, or one that
-// broke a promise the other kept — are racy: no oracle at all.
-func Learn(first, second *Observation) *Observation {
-	out := *first
-	out.Runs = max(first.Runs, 1) + max(second.Runs, 1)
-	out.EndRace = cmp.Or(first.EndRace, second.EndRace)
-	out.Noise = maps.Clone(first.Noise) // a third run adds to two runs' noise
-	if out.Noise == nil {
-		out.Noise = map[string]string{}
-	}
-	for _, d := range compare(first, second, nil, nil, bothWays) {
-		out.Noise[d.Field] = fmt.Sprintf("run 1 %s, run 2 %s", d.BuiltIn, d.Other)
-		if d.Field == "conditions" || d.Field == "status.conditions" || d.Field == "status.deleted" {
-			out.Racy = cmp.Or(out.Racy, fmt.Sprintf("the built-in's two runs ended apart: %s", d))
-		}
-	}
-	if (len(first.Failed) == 0) != (len(second.Failed) == 0) {
-		// A known bug that shows in one run of two, and did not cut its run
-		// short, is the bug's own nondeterminism: its fields are excused
-		// by it (harness), the rest is noise as above.
-		broken := first
-		if len(second.Failed) > 0 {
-			broken = second
-		}
-		if len(broken.Bugs) == 0 || broken.Cut != "" {
-			out.Racy = cmp.Or(out.Racy, fmt.Sprintf("one of the built-in's two runs broke a promise, the other did not (%s)", strings.Join(append(first.Failed, second.Failed...), "; ")))
-		}
-	}
-	out.Cut = cmp.Or(first.Cut, second.Cut)
-	out.Clocks, out.Untimed = nil, cmp.Or(first.Untimed, second.Untimed)
-	if first.Clocks != nil && second.Clocks != nil {
-		out.Clocks = slices.Concat(first.Clocks, second.Clocks)
-	}
-	out.Failed = append(slices.Clone(first.Failed), second.Failed...)
-	out.Bugs = nil
-	if explained(first) && explained(second) {
-		out.Bugs = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(first.Bugs), second.Bugs...))))
-	}
-	return &out
-}
-
-// explained tells whether o broke nothing, or only what its Bugs explain.
 func explained(o *Observation) bool {
 	return len(o.Failed) == 0 || len(o.Bugs) > 0
 }
@@ -241,8 +201,9 @@ func (o *Observation) Dispatched(queued bool) *Observation {
 // Format is the observations' format: raise it whenever what an
 // Observation holds, or how a field of it is read, changes.
 // 2: pods.later, messages, times; 3: no startTime relation for a Job ever
-// suspended; 4: no completionTime relation (2026-11-29); 5: requests.
-const Format = 5
+// suspended; 4: no completionTime relation (2026-11-29); 5: requests;
+// 6: noise bounded by the built-in's values (NoiseValues, issue #70).
+const Format = 6
 
 // Placeholders of what two runs name differently.
 const (
@@ -645,11 +606,13 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 		if why, ok := lost(mayLose, field); ok {
 			d.Allowed = "may be lost: " + why
 		}
-		if n, ok := builtin.Noise[field]; ok {
-			d.Allowed = "noise: the built-in's own runs differ here (" + n + ")"
-		} else if n, ok := builtin.Noise["pods.created"]; ok && followsPods(field, builtin, other) {
-			d.Allowed = "noise: the built-in's own runs created different numbers of pods (" + n + "), and which pods are left to delete at the end follows from which ran"
-		} else if race := cmp.Or(builtin.EndRace, other.EndRace); race != "" && followsPods(field, builtin, other) {
+		if noisy, why := builtin.noise(field, b); noisy && why != "" {
+			d.Allowed = why
+		} else if noisy {
+			d.BuiltIn = a + " (its runs: " + strings.Join(builtin.NoiseValues[field], ", ") + ")"
+		} else if why, ok := builtin.createdNoise(other); ok && followsPods(field, builtin, other) {
+			d.Allowed = why
+		} else if race := builtin.endRace(other); race != "" && followsPods(field, builtin, other) {
 			d.Allowed = "noise: which pods the Job's end deleted raced with their ends: " + race
 		}
 		out = append(out, d)

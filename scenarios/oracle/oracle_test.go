@@ -238,27 +238,39 @@ func TestLearnNoise(t *testing.T) {
 	if _, ok := learned.Noise["status.failed"]; !ok || len(learned.Noise) != 1 {
 		t.Fatalf("want status.failed as the only noise, got %v", learned.Noise)
 	}
-	// Another controller differing on the noisy field is excused, and said;
-	// on any other field it is not.
-	other := obs("22222222", func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.Failed = 2; j.Status.Succeeded = 3 })
-	ds := Compare(learned, other, nil)
-	if len(ds) != 2 {
-		t.Fatalf("want 2 differences, got %v", ds)
+	if v := learned.NoiseValues["status.failed"]; !slices.Equal(v, []string{"0", "1"}) {
+		t.Fatalf("status.failed's values: want the runs' 0 and 1, got %v", v)
 	}
-	for _, d := range ds {
-		switch d.Field {
-		case "status.failed":
-			if !strings.HasPrefix(d.Allowed, "noise: ") {
-				t.Errorf("status.failed: want allowed as noise, got %v", d)
-			}
-		default:
-			if d.Allowed != "" {
-				t.Errorf("%s: allowed though the built-in's runs agree there: %v", d.Field, d)
+	// Another controller is excused on the noisy field only for a value
+	// the built-in's runs showed (for a number, within their range); on any
+	// other field, and above the range, it is not.
+	for _, tc := range []struct {
+		failed  int32
+		excused bool
+	}{{1, true}, {0, true}, {2, false}} {
+		other := obs("22222222", func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.Failed = tc.failed; j.Status.Succeeded = 3 })
+		ds := Compare(learned, other, nil)
+		var fields []string
+		for _, d := range Failing(ds) {
+			fields = append(fields, d.Field)
+		}
+		want := []string{"status.succeeded"}
+		if !tc.excused {
+			want = []string{"status.failed", "status.succeeded"}
+		}
+		if !slices.Equal(fields, want) {
+			t.Errorf("status.failed %d against the built-in's 0 and 1: failing %v, want %v (%v)", tc.failed, fields, want, ds)
+		}
+		for _, d := range ds {
+			if d.Field == "status.failed" && !tc.excused && !strings.Contains(d.BuiltIn, "its runs: 0, 1") {
+				t.Errorf("the verdict does not name the built-in's values: %v", d)
 			}
 		}
 	}
-	if f := Failing(ds); len(f) != 1 || f[0].Field != "status.succeeded" {
-		t.Errorf("want status.succeeded alone failing, got %v", f)
+	// A third run widens the values by what it showed, no more.
+	third := Learn(learned, obs("44444444", func(j *batchv1.Job, _ []*corev1.Pod) { j.Status.Failed = 3 }))
+	if v := third.NoiseValues["status.failed"]; !slices.Equal(v, []string{"0", "1", "3"}) {
+		t.Errorf("three runs' values: got %v, want 0, 1, 3", v)
 	}
 
 	failed := func(j *batchv1.Job, _ []*corev1.Pod) {
@@ -376,8 +388,12 @@ func TestPeaks(t *testing.T) {
 	if spread.Noise["peak.active"] == "" {
 		t.Fatalf("the built-in's own spread not learned: %v", spread.Noise)
 	}
-	if ds := CompareWith(spread, obs(4), nil, nil); len(ds) != 1 || len(Failing(ds)) != 0 {
-		t.Fatalf("the built-in's own spread is noise: %v", ds)
+	if ds := CompareWith(spread, obs(3), nil, nil); len(Failing(ds)) != 0 {
+		t.Fatalf("a peak within the built-in's own spread differs: %v", ds)
+	}
+	// Above the built-in's whole spread is a difference (issue #70).
+	if ds := CompareWith(spread, obs(4), nil, nil); len(Failing(ds)) != 1 || ds[0].Field != "peak.active" {
+		t.Fatalf("a peak above the built-in's whole spread: want peak.active failing, got %v", ds)
 	}
 	// Read from a recording: the highest value the status showed.
 	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "job", UID: "u"}}
