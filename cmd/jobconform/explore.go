@@ -90,6 +90,9 @@ func exploreCmd(ctx context.Context, args []string) error {
 		}
 	}
 	printExplore(os.Stdout, *seed, len(ex.generated), ex.runs, took)
+	if err := exploreCoverage(ctx, o, *seed, len(ex.generated)); err != nil {
+		return err
+	}
 	printKnownBugs(os.Stdout, ex.runs)
 	printShrunk(os.Stdout, shrinks)
 	if len(shrinks) > 0 {

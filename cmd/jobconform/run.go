@@ -312,6 +312,11 @@ func (p *plan) execute(ctx context.Context) error {
 	if err := p.builds.finish(ctx); err != nil {
 		res.errs = append(res.errs, err)
 	}
+	if p.o.Run.Coverage {
+		if _, err := writeRunCoverage(ctx, os.Stdout, p.o.Run.Artifacts, "jobconform run (suites "+strings.Join(p.o.Run.Suites, ", ")+")"); err != nil {
+			res.errs = append(res.errs, err)
+		}
+	}
 	return res.verdict()
 }
 

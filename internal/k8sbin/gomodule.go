@@ -26,9 +26,29 @@ import (
 // architecture.md describes: a throwaway module requiring k8s.io/kubernetes and
 // pinning every staging module to the matching v0.Y.Z.
 func (b *Builder) buildKubernetes(ctx context.Context, v, tmp string, commands map[string]Binary) error {
-	gomod, err := b.kubernetesGoMod(ctx, v)
+	m, err := b.kubernetesModule(ctx, v)
 	if err != nil {
 		return err
+	}
+	err = b.buildModule(ctx, tmp, "Kubernetes "+v, "k8s.io/kubernetes", v, m.pins, commands, m.ldflags)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(tmp, "out", "etcd-version"), []byte(m.etcd+"\n"), 0o644)
+}
+
+// kubernetesModule is what a module building release v's commands needs:
+// the staging modules pinned, the version ldflags, the etcd it pairs with.
+type kubernetesModule struct {
+	pins    []string
+	ldflags string
+	etcd    string
+}
+
+func (b *Builder) kubernetesModule(ctx context.Context, v string) (kubernetesModule, error) {
+	gomod, err := b.kubernetesGoMod(ctx, v)
+	if err != nil {
+		return kubernetesModule{}, err
 	}
 	var replaces []string
 	for _, r := range gomod.Replace {
@@ -37,11 +57,11 @@ func (b *Builder) buildKubernetes(ctx context.Context, v, tmp string, commands m
 		}
 	}
 	if len(replaces) == 0 {
-		return fmt.Errorf("k8s.io/kubernetes %s: go.mod has no staging replace block; cannot build it from modules", v)
+		return kubernetesModule{}, fmt.Errorf("k8s.io/kubernetes %s: go.mod has no staging replace block; cannot build it from modules", v)
 	}
 	etcdVersion, err := requiredEtcd(gomod, v)
 	if err != nil {
-		return err
+		return kubernetesModule{}, err
 	}
 	sv := release.Staging(v)
 	var pins []string
@@ -57,11 +77,7 @@ func (b *Builder) buildKubernetes(ctx context.Context, v, tmp string, commands m
 			fmt.Sprintf("-X %s.gitMinor=%d", pkg, minor),
 			"-X "+pkg+".gitTreeState=clean")
 	}
-	err = b.buildModule(ctx, tmp, "Kubernetes "+v, "k8s.io/kubernetes", v, pins, commands, strings.Join(ldflags, " "))
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(tmp, "out", "etcd-version"), []byte(etcdVersion+"\n"), 0o644)
+	return kubernetesModule{pins: pins, ldflags: strings.Join(ldflags, " "), etcd: etcdVersion}, nil
 }
 
 // requiredEtcd is the etcd release Kubernetes v's go.mod requires the
@@ -107,18 +123,6 @@ func (b *Builder) kubernetesGoMod(ctx context.Context, v string) (*modfile.File,
 // own verified hash vouches for: modules the checksum database lacks).
 func (b *Builder) buildModule(ctx context.Context, tmp, what, mod, version string, pins []string, pkgs map[string]Binary, ldflags string, sums ...string) error {
 	start := time.Now()
-	fmt.Fprintf(b.progress(), "building %s from Go modules (first build takes minutes; cached afterwards)\n", what)
-	src := filepath.Join(tmp, "src")
-	if err := os.MkdirAll(filepath.Join(tmp, "out"), 0o755); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		return err
-	}
-	gomod := fmt.Sprintf("module jobconform.local/build\n\ngo 1.24\n\nrequire %s %s\n", mod, version)
-	if len(pins) > 0 {
-		gomod += "\nreplace (\n" + strings.Join(pins, "\n") + "\n)\n"
-	}
 	var imports []string
 	var targets []string
 	for pkg := range pkgs {
@@ -126,23 +130,9 @@ func (b *Builder) buildModule(ctx context.Context, tmp, what, mod, version strin
 		targets = append(targets, pkg)
 	}
 	tools := "//go:build tools\n\npackage tools\n\nimport (\n" + strings.Join(imports, "\n") + "\n)\n"
-	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte(gomod), 0o644); err != nil {
+	src, err := b.writeModule(ctx, tmp, what, mod, version, pins, map[string]string{"tools.go": tools}, sums...)
+	if err != nil {
 		return err
-	}
-	if err := os.WriteFile(filepath.Join(src, "tools.go"), []byte(tools), 0o644); err != nil {
-		return err
-	}
-	for _, sum := range sums {
-		data, err := os.ReadFile(sum)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(src, "go.sum"), data, 0o644); err != nil {
-			return err
-		}
-	}
-	if err := b.run(ctx, src, what+": resolving modules", start, "go", "mod", "tidy"); err != nil {
-		return fmt.Errorf("resolve modules for %s: %w%s", what, err, proxyHint(err.Error()))
 	}
 	args := []string{"build", "-v", "-trimpath", "-ldflags", strings.TrimSpace("-s -w " + ldflags), "-o", filepath.Join(tmp, "bin") + string(filepath.Separator)}
 	args = append(args, targets...)
@@ -157,6 +147,47 @@ func (b *Builder) buildModule(ctx context.Context, tmp, what, mod, version strin
 	fmt.Fprintf(b.progress(), "built %s in %s\n", what, time.Since(start).Round(time.Second))
 	return nil
 }
+
+// writeModule writes the throwaway module jobconform.local/build into
+// tmp/src (its go.mod requiring mod@version with pins, and files), makes
+// tmp/out, and resolves the module's requirements; it returns tmp/src.
+func (b *Builder) writeModule(ctx context.Context, tmp, what, mod, version string, pins []string, files map[string]string, sums ...string) (string, error) {
+	start := time.Now()
+	fmt.Fprintf(b.progress(), "building %s from Go modules (first build takes minutes; cached afterwards)\n", what)
+	src := filepath.Join(tmp, "src")
+	if err := os.MkdirAll(filepath.Join(tmp, "out"), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	gomod := fmt.Sprintf("module %s\n\ngo 1.24\n\nrequire %s %s\n", buildModulePath, mod, version)
+	if len(pins) > 0 {
+		gomod += "\nreplace (\n" + strings.Join(pins, "\n") + "\n)\n"
+	}
+	files["go.mod"] = gomod
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			return "", err
+		}
+	}
+	for _, sum := range sums {
+		data, err := os.ReadFile(sum)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(src, "go.sum"), data, 0o644); err != nil {
+			return "", err
+		}
+	}
+	if err := b.run(ctx, src, what+": resolving modules", start, "go", "mod", "tidy"); err != nil {
+		return "", fmt.Errorf("resolve modules for %s: %w%s", what, err, proxyHint(err.Error()))
+	}
+	return src, nil
+}
+
+// buildModulePath is the throwaway module's path.
+const buildModulePath = "jobconform.local/build"
 
 // goBinaryName is the file name "go build -o dir/" gives pkg's executable: the
 // last path element, or the one before a major-version suffix (…/server/v3 → server).

@@ -61,6 +61,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Run.Artifacts, "artifacts", o.Run.Artifacts, "directory for JUnit, Ginkgo JSON, report.html and summary.md (default $ARTIFACTS or _artifacts)")
 	fs.DurationVar(&o.Run.Timeout, "timeout", o.Run.Timeout, "time limit of each suite run (default: 90m; the scale suite's 10k form 8h)")
 	fs.StringVar(&o.Run.Shard, "shard", o.Run.Shard, "run the K-th of N shards of every suite, e.g. 2/4: the scenarios split by their measured duration, the same way on every machine (the drill suite runs in shard 1); jobconform report merge joins the shards' reports")
+	fs.BoolVar(&o.Run.Coverage, "coverage", o.Run.Coverage, "measure how much of upstream's Job controller the run reaches: the built-in controller-manager of the local clusters built with Go's coverage (once per release, cached), statements reached per file and function, the blocks never reached and the source coloured, in <artifacts>/coverage/<release>/")
 	fs.BoolVar(&o.Run.KubeletConformance, "kubelet-conformance", o.Run.KubeletConformance, "run the conformance suite again on kubelet nodes at the first release, and write the fidelity table (kwok beside kubelet)")
 	fs.StringVar(&o.Provider, "provider", o.Provider, "cluster provider: "+strings.Join(Providers, ", ")+" (default local; existing with --kubeconfig)")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "run on this existing cluster instead of creating one")

@@ -11,6 +11,7 @@
 package options
 
 import (
+	"path/filepath"
 	"time"
 )
 
@@ -162,9 +163,24 @@ type Run struct {
 	// KubeletConformance runs the conformance suite again, at the first of
 	// Versions, on kubelet nodes, and compares the two (the fidelity table).
 	KubeletConformance bool `json:"kubeletConformance,omitempty"`
+	// Coverage runs the built-in controller-manager of local clusters
+	// built with Go's coverage of upstream's Job controller, its counters
+	// under Artifacts/coverage/<release>/counters, summed at the run's end
+	// (issue #69).
+	Coverage bool `json:"coverage,omitempty"`
 	// Shard ("K/N") runs the K-th of N parts of every suite's scenarios
 	// (harness.InShard): the suite processes read it too. "": all.
 	Shard string `json:"shard,omitempty"`
+}
+
+// CoverCounters is where the local clusters of a run o asks coverage of
+// write their counters ("" when it does not): one directory per release,
+// shared by every cluster of it (Run.Coverage).
+func CoverCounters(o Options) string {
+	if !o.Run.Coverage || o.Version == "" {
+		return ""
+	}
+	return filepath.Join(o.Run.Artifacts, "coverage", o.Version, "counters")
 }
 
 // Suites are the suites jobconform knows, in the order it runs them.

@@ -164,6 +164,9 @@ func (r *Run) validate(provider string) error {
 	if provider == "existing" && (len(r.Versions) > 0 || len(r.BuiltinAt) > 0) {
 		return errors.New("--k8s-version and --kubeconfig: an existing cluster runs its own release; drop --k8s-version")
 	}
+	if provider != "local" && r.Coverage {
+		return fmt.Errorf("--coverage with the %s provider: it runs the built-in controller-manager built with coverage, which only the local provider can run (drop --kubeconfig or --provider)", provider)
+	}
 	if provider == "existing" && r.KubeletConformance {
 		return errors.New("--kubelet-conformance and --kubeconfig: kubelet nodes are a setting of the local provider")
 	}

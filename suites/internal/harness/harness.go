@@ -143,7 +143,8 @@ func OptionsOf(st options.Options) Options {
 	return Options{
 		Provider: st.ProviderName(),
 		Cluster: cluster.Config{Version: st.Version, Kubeconfig: st.Kubeconfig, NodeKind: st.Nodes, FeatureGates: st.FeatureGates, Artifacts: st.Run.Artifacts,
-			Pods: pods.Target{Image: st.Existing.PodImage, PauseImage: st.Existing.PauseImage, HostNetwork: st.Existing.HostNetwork}},
+			CoverDir: options.CoverCounters(st),
+			Pods:     pods.Target{Image: st.Existing.PodImage, PauseImage: st.Existing.PauseImage, HostNetwork: st.Existing.HostNetwork}},
 		Controllers:         controllersOf(st),
 		ExternalCommand:     st.External.Command,
 		ReferenceFaults:     st.ReferenceFaults,

@@ -82,10 +82,12 @@ type Cluster struct {
 	kubelets     []*kubeletnode.Node
 	kubeletPath  string
 	kubeletPorts []int // two per kubelet: its server and its health endpoint
-	claim        *ports.Claim
-	stop         sync.Once
-	err          error
-	phases       []Phase
+	// covered is the controller-manager built with coverage (Config.CoverDir), or nil.
+	covered *k8sbin.CoverBuild
+	claim   *ports.Claim
+	stop    sync.Once
+	err     error
+	phases  []Phase
 
 	kubeconfig string
 	rest       *rest.Config
@@ -119,6 +121,15 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	var covered *k8sbin.CoverBuild
+	if cfg.CoverDir != "" {
+		if covered, err = cfg.Builder.EnsureCovered(ctx, cfg.Version); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(cfg.CoverDir, 0o755); err != nil {
+			return nil, fmt.Errorf("coverage directory: %w", err)
+		}
+	}
 	kubeletPath := ""
 	if cfg.NodeKind == NodesKubelet {
 		if kubeletPath, err = cfg.Builder.EnsureKubelet(ctx, cfg.Version); err != nil {
@@ -147,6 +158,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		env:      env,
 
 		kubeletPath: kubeletPath,
+		covered:     covered,
 		procs:       map[Component]*process.Process{},
 		state:       map[Component]*componentState{},
 	}
@@ -154,6 +166,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.state[comp] = &componentState{bins: bins}
 		c.procs[comp] = process.New(string(comp), filepath.Join(cfg.LogDir, string(comp)+".log"))
 		c.procs[comp].SetEnv(env...)
+	}
+	if covered != nil {
+		c.procs[ControllerManager].SetEnv(append(env, "GOCOVERDIR="+cfg.CoverDir)...)
 	}
 	if err := c.bringUp(ctx); err != nil {
 		c.Stop()

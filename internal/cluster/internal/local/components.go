@@ -133,6 +133,9 @@ func (c *Cluster) binaryOf(comp Component, bins *k8sbin.Set) string {
 	case APIServer:
 		return bins.Path(k8sbin.APIServer)
 	case ControllerManager:
+		if c.covered != nil && c.covered.Version == bins.Version {
+			return c.covered.ControllerManager
+		}
 		return bins.Path(k8sbin.ControllerManager)
 	default:
 		return bins.Path(k8sbin.Scheduler)

@@ -55,6 +55,11 @@ type Config struct {
 	// (Metadata level, JSON lines) to AuditLog: which client made how many
 	// requests (internal/apiaudit).
 	AuditUsers []string
+	// CoverDir, when set, runs the controller-manager of Version built with
+	// coverage of upstream's Job controller, writing its counters here
+	// (GOCOVERDIR); a restart into another release runs that one's plain
+	// binary.
+	CoverDir string
 }
 
 // The kinds of node a local cluster can have.

@@ -29,6 +29,7 @@ func Create(ctx context.Context, cfg provider.Config, stages []byte) (provider.C
 		Name: cfg.Name, Version: cfg.Version, NodeGroups: cfg.Nodes, NodesPerGroup: cfg.NodesPerGroup, NodeLeaseSeconds: cfg.NodeLeaseSeconds,
 		FeatureGates: cfg.FeatureGates, ExtraArgs: cfg.ExtraArgs, LogDir: cfg.LogDir, Artifacts: cfg.Artifacts,
 		Progress: cfg.Progress, KwokStages: stages, NodeKind: cfg.NodeKind, AuditUsers: cfg.AuditUsers,
+		CoverDir: cfg.CoverDir,
 	})
 	if err != nil {
 		return nil, err // not a non-nil interface holding a nil *Cluster

@@ -90,6 +90,11 @@ type Config struct {
 	Artifacts string
 	// Progress receives a line per start-up step; nil discards.
 	Progress io.Writer
+	// CoverDir, on the local provider, runs the controller-manager built
+	// with coverage of upstream's Job controller (k8sbin.EnsureCovered),
+	// its counters written into this directory (issue #69). Restarts into
+	// another release run that release's plain binary.
+	CoverDir string
 }
 
 // Restart says how a component comes back: a crash or a clean stop, and

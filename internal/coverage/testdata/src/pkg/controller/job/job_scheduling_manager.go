@@ -1,0 +1,5 @@
+package job
+
+func gated() int {
+	return 2
+}
