@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -30,6 +31,9 @@ type Change struct {
 type Diff struct {
 	NewlyFailing, NewlyPassing, Slower, OnlyBefore, OnlyAfter []Change
 	Same                                                      int
+	// Before and After are the jobconform builds that judged each side
+	// (Makers): a difference between them may be jobconform's own.
+	Before, After []string
 }
 
 // Compare compares the runs of two suite runs. A run of a controller
@@ -41,7 +45,7 @@ func Compare(before, after []Run) Diff {
 	for _, r := range before {
 		old[key(r)] = r
 	}
-	var d Diff
+	d := Diff{Before: Makers(before), After: Makers(after)}
 	seen := map[string]bool{}
 	for _, r := range after {
 		k := key(r)
@@ -87,6 +91,10 @@ func WriteDiff(w io.Writer, d Diff) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Compared with the baseline\n\n%d newly failing, %d newly passing, %d slower beyond noise (×%.1f and +%.0fs), %d unchanged; %d only in the baseline, %d new\n",
 		len(d.NewlyFailing), len(d.NewlyPassing), len(d.Slower), SlowerFactor, SlowerBy, d.Same, len(d.OnlyBefore), len(d.OnlyAfter))
+	if len(d.Before) > 0 && len(d.After) > 0 && !slices.Equal(d.Before, d.After) {
+		fmt.Fprintf(&b, "\nThe two were judged by different builds of jobconform (baseline %s, this run %s): a change may be jobconform's own.\n",
+			strings.Join(d.Before, " and "), strings.Join(d.After, " and "))
+	}
 	list := func(title string, cs []Change, line func(Change) string) {
 		if len(cs) == 0 {
 			return

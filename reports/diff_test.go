@@ -90,3 +90,31 @@ func TestCompareBrokenOnPurpose(t *testing.T) {
 		t.Errorf("the broken reference: %+v", d)
 	}
 }
+
+// Each report names the jobconform that judged it, and a diff of reports
+// of two builds says so (issue #71).
+func TestDiffNamesTheBuilds(t *testing.T) {
+	before := []Run{{Suite: "conformance", Scenario: "a", Controller: "builtin", Version: "v1.37.1", Verdict: "PASS", Jobconform: "v0.1.0 aaaaaaaaaaaa"}}
+	after := []Run{{Suite: "conformance", Scenario: "a", Controller: "builtin", Version: "v1.37.1", Verdict: "PASS", Jobconform: "v0.2.0 bbbbbbbbbbbb"}}
+	var b strings.Builder
+	if err := WriteDiff(&b, Compare(before, after)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "different builds of jobconform (baseline v0.1.0 aaaaaaaaaaaa, this run v0.2.0 bbbbbbbbbbbb)") {
+		t.Errorf("the diff does not name the two builds:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WriteDiff(&b, Compare(after, after)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "different builds") {
+		t.Errorf("one build said to be two:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WriteMarkdown(&b, after, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Judged by jobconform v0.2.0 bbbbbbbbbbbb.") {
+		t.Errorf("summary.md does not name its build:\n%s", b.String())
+	}
+}

@@ -78,6 +78,13 @@ type Run struct {
 	Again string `json:",omitempty"`
 	// Starvation: see Result.Starvation.
 	Starvation *starvation.Reading `json:",omitempty"`
+	// Jobconform is the jobconform build that judged the run
+	// (buildinfo.Info.Label; "" in reports older than issue #71).
+	Jobconform string `json:",omitempty"`
+	// Harness: the spec failed by the framework's failure alone, with no
+	// failure of the controller's (a cluster that did not start, a harness
+	// error): no verdict on the controller (jobconform run exits 3).
+	Harness bool `json:",omitempty"`
 	// Interrupted: the framework stopped the spec before its end (an
 	// interrupt, or --fail-fast after another spec failed), so what failed
 	// in it may be the stop, not the controller.
@@ -171,6 +178,9 @@ type Result struct {
 	// Unjudged says what of the run a check could not judge, and why
 	// ("invariant: what"): neither a failure nor a pass.
 	Unjudged []string `json:"unjudged,omitempty"`
+	// Jobconform is the build of jobconform that judged the run
+	// (buildinfo.Info.Label).
+	Jobconform string `json:"jobconform,omitempty"`
 	// Again says why this run was made again and how the first run,
 	// which it stands in for, failed ("": it was not).
 	Again string `json:"again,omitempty"`
@@ -206,6 +216,7 @@ func NewRun(s Spec, res *Result, lines string) (Run, error) {
 	if res != nil {
 		r.Scenario, r.Controller, r.Version, r.Failures, r.Skipped, r.Seed, r.Chaos, r.Violations, r.Faults, r.Nodes, r.Gates =
 			res.Scenario, res.Controller, res.Version, res.Failures, res.Skipped, res.Seed, res.Chaos, res.Violations, res.Faults, res.Nodes, res.Gates
+		r.Jobconform = res.Jobconform
 		r.Figures, r.MirrorLags, r.Oracle, r.Unjudged, r.Starvation, r.Again = res.Figures, res.MirrorLags, res.Oracle, res.Unjudged, res.Starvation, res.Again
 		if res.Seconds > 0 {
 			// The scenario's own time: a drill's flight is judged by a
@@ -229,7 +240,7 @@ func NewRun(s Spec, res *Result, lines string) (Run, error) {
 		r.Verdict = "FAIL"
 	}
 	if r.Verdict == "FAIL" && len(r.Failures) == 0 && s.FailureMessage != "" {
-		r.Failures = []string{s.FailureMessage}
+		r.Failures, r.Harness = []string{s.FailureMessage}, !r.Control()
 	}
 	return r, nil
 }

@@ -1,9 +1,11 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,6 +129,27 @@ type page struct {
 	Mirror string
 	// Diff is the comparison with a baseline run (nil: none).
 	Diff *Diff
+	// Made names the jobconform builds that judged the runs (Makers).
+	Made string
+}
+
+// Makers are the jobconform builds that judged runs (Run.Jobconform),
+// sorted; "unknown" stands for runs of reports older than the field.
+func Makers(runs []Run) []string {
+	seen := map[string]bool{}
+	for _, r := range runs {
+		seen[cmp.Or(r.Jobconform, "unknown")] = true
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// madeBy is the line that names the builds: "judged by jobconform X".
+func madeBy(runs []Run) string {
+	m := Makers(runs)
+	if len(m) == 0 {
+		return ""
+	}
+	return "judged by jobconform " + strings.Join(m, " and ")
 }
 
 // control is one fault's row: a controller broken that way, run through
@@ -194,7 +217,7 @@ func split(runs []Run) (verdicts, controls []Run) {
 func anchor(r Run, i int) string { return fmt.Sprintf("run-%d", i) }
 
 func build(runs []Run, title string) page {
-	p := page{Title: title, Generated: time.Now().UTC().Format(time.RFC3339), States: stateColours, Counters: counterColours}
+	p := page{Title: title, Generated: time.Now().UTC().Format(time.RFC3339), States: stateColours, Counters: counterColours, Made: madeBy(runs)}
 	verdicts, _ := split(runs)
 	p.Glance, p.Failed = atAGlance(runs)
 	p.Controls = faultRows(runs, func(i int) string { return anchor(runs[i], i) })
@@ -389,7 +412,7 @@ section.run{margin:1.5em 0;border-top:1px solid #ddd;padding-top:.5em}
 pre{font-size:12px;white-space:pre-wrap}
 </style></head><body>
 <h1>{{.Title}}</h1>
-<p>{{.Pass}} passed, {{.Fail}} failed, {{.Skip}} skipped — generated {{.Generated}}</p>
+<p>{{.Pass}} passed, {{.Fail}} failed, {{.Skip}} skipped — generated {{.Generated}}{{if .Made}}, {{.Made}}{{end}}</p>
 <h2 id="glance">At a glance</h2>
 <table class="glance">{{range .Glance}}<tr class="{{if .Fail}}FAIL{{else}}PASS{{end}}"><td>{{.Column}}</td><td>{{.Pass}} passed</td><td>{{.Fail}} failed</td><td>{{.Skip}} not applicable</td><td>{{if .Oracle}}differential verdict: {{.Oracle}}{{end}}</td></tr>
 {{end}}</table>
@@ -466,6 +489,9 @@ func WriteHTML(w io.Writer, runs []Run, title string) error {
 func WriteMarkdown(w io.Writer, runs []Run, title string) error {
 	runs, controls := split(runs)
 	fmt.Fprintf(w, "## %s\n", title)
+	if m := madeBy(runs); m != "" {
+		fmt.Fprintf(w, "\n%s.\n", strings.ToUpper(m[:1])+m[1:])
+	}
 	oracle := map[string]string{}
 	for _, t := range OracleTallies(runs) {
 		oracle[t.Column] = t.String()

@@ -11,10 +11,12 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/jobconform/jobconform/controller/cmd/reference-controller/app"
 	dispatcher "github.com/jobconform/jobconform/controller/dispatch/app"
+	"github.com/jobconform/jobconform/internal/buildinfo"
 )
 
 // subcommand is one of jobconform's commands: its usage line(s) in the help,
@@ -50,6 +52,7 @@ var commands = []subcommand{
 	{name: "soak", args: "[--rounds N] [--load N] [run flags]", summary: "run the suites N times against the built-in and the reference, optionally beside spinning processes; count false failures per 1,000 specs", run: soak},
 	{name: "test", args: "[run flags]", summary: "from a checkout: install what the tests need, go test every package, then the suites as make test runs them", run: test},
 	{name: "bench", args: "[--runs N]", summary: "from a checkout: start-to-ready, then the conformance and chaos suites N times each (median wall time)", run: bench},
+	{name: "version", args: "[-o json]", summary: "which jobconform this is: module version, commit, Go, platform (every run prints it first and every report keeps it)", run: noContext(version)},
 	{name: "suite-process", hidden: true, owns: suiteProcess},
 	{name: "ginkgo", hidden: true, owns: runGinkgo}, // one suite run of jobconform run's (jobs.go)
 }
@@ -121,24 +124,81 @@ func main() {
 	if c.owns != nil {
 		os.Exit(c.owns(args))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if announced[name] {
+		fmt.Fprintln(os.Stderr, "jobconform:", buildinfo.Read())
+	}
+	ctx, got, stop := signalContext()
 	err := c.run(ctx, args)
 	stop()
-	os.Exit(exitStatus(err))
+	code := exitStatus(err)
+	if code == exitInterrupted && got() == syscall.SIGTERM {
+		code = exitTerminated
+	}
+	os.Exit(code)
 }
 
-// exitStatus prints err and tells the exit code: 0 (also after -h), 130 when
-// interrupted, 2 on the user's input, 1 otherwise.
+// signalContext is a context ended by SIGINT or SIGTERM, and which of the
+// two ended it (nil: neither).
+func signalContext() (context.Context, func() os.Signal, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var mu sync.Mutex
+	var got os.Signal
+	go func() {
+		select {
+		case s := <-ch:
+			mu.Lock()
+			got = s
+			mu.Unlock()
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	which := func() os.Signal { mu.Lock(); defer mu.Unlock(); return got }
+	return ctx, which, func() { signal.Stop(ch); cancel() }
+}
+
+// The exit codes, one table (docs/running.md, "Exit codes").
+const (
+	exitHeld        = 0   // every promise held
+	exitBroken      = 1   // a controller broke a promise (or a gate asked for failed)
+	exitBadInput    = 2   // the user's input: a flag, a scenario, a cluster that is not there
+	exitHarness     = 3   // the harness or its infrastructure failed: a build, a cluster, a spec that could not run
+	exitInterrupted = 130 // Ctrl-C (SIGINT)
+	exitTerminated  = 143 // SIGTERM
+)
+
+// harnessError marks a failure of the harness or its infrastructure, not
+// of the controller under test (exit 3): a CI may retry it.
+type harnessError struct{ error }
+
+func (h harnessError) Unwrap() error { return h.error }
+
+// brokenError marks the verdict: a controller broke a promise (exit 1),
+// which no retry changes. It wins over a harness failure beside it.
+type brokenError struct{ error }
+
+func (b brokenError) Unwrap() error { return b.error }
+
+// exitStatus prints err and tells the exit code: 0 (also after -h), 130
+// when interrupted, 2 on the user's input, 1 when a controller broke a
+// promise, 3 when the harness failed and none did; 1 for any other error.
 func exitStatus(err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) { // -h: the flags were printed
-		return 0
+		return exitHeld
 	}
 	fmt.Fprintln(os.Stderr, "jobconform:", err)
 	switch {
 	case errors.Is(err, context.Canceled):
-		return 130
+		return exitInterrupted
 	case errors.As(err, new(usageError)):
-		return 2
+		return exitBadInput
+	case errors.As(err, new(brokenError)):
+		return exitBroken
+	case errors.As(err, new(harnessError)):
+		fmt.Fprintln(os.Stderr, "jobconform: the harness or its infrastructure failed, not a controller under test (exit code 3: a retry may pass)")
+		return exitHarness
 	}
-	return 1
+	return exitBroken
 }

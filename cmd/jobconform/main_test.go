@@ -143,4 +143,20 @@ func TestCommandsOneFileEach(t *testing.T) {
 	if got := exitStatus(fmt.Errorf("stopped: %w", context.Canceled)); got != 130 {
 		t.Errorf("an interrupt exits %d, want 130", got)
 	}
+	broken := brokenError{errors.New("3 specs failed")}
+	harness := harnessError{errors.New("conformance: Ginkgo exit code 1")}
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{broken, 1},
+		{harness, 3},
+		{errors.Join(harness, broken), 1}, // a broken promise is the answer; a retry would not change it
+		{errors.Join(errors.New("x"), harness), 3},
+		{errors.New("a report diff with a new failure"), 1},
+	} {
+		if got := exitStatus(tc.err); got != tc.want {
+			t.Errorf("%v exits %d, want %d", tc.err, got, tc.want)
+		}
+	}
 }

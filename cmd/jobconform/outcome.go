@@ -111,7 +111,7 @@ func (res *outcome) verdict() error {
 	if res.fidelity[0] != "" && res.fidelity[1] != "" {
 		out := filepath.Join(res.artifacts, "fidelity.md")
 		if err := fidelity([]string{"--kwok", res.fidelity[0], "--kubelet", res.fidelity[1], "--out", out}); err != nil {
-			errs = append(errs, fmt.Errorf("fidelity: %w", err))
+			errs = append(errs, harnessError{fmt.Errorf("fidelity: %w", err)})
 		}
 	}
 	if diff != nil {
@@ -125,16 +125,38 @@ func (res *outcome) verdict() error {
 		dirs = append(dirs, filepath.Dir(f))
 	}
 	fmt.Printf("\nreport: %s\nsummary: %s\nJUnit and Ginkgo JSON: %s\n", path, filepath.Join(res.artifacts, "summary.md"), strings.Join(dirs, " "))
-	if failed > 0 {
-		errs = append(errs, fmt.Errorf("%d specs failed: the controllers under test broke promises (see the report)", failed))
+	if broken, couldNot := splitFailed(res.runs); broken > 0 {
+		errs = append(errs, brokenError{fmt.Errorf("%d specs failed: the controllers under test broke promises (see the report)", broken)})
+	} else if couldNot > 0 && failed > 0 {
+		errs = append(errs, harnessError{fmt.Errorf("%d specs failed without a verdict on a controller: they could not run (their messages above say why)", couldNot)})
 	}
 	if err := unjudged(res.runs); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, harnessError{err})
 	}
 	if n := reports.NotJudgedByOracle(res.runs); n > 0 && res.requireOracle {
-		errs = append(errs, fmt.Errorf("--require-oracle: %d runs were not compared with the built-in's (the differential verdict above says why)", n))
+		errs = append(errs, brokenError{fmt.Errorf("--require-oracle: %d runs were not compared with the built-in's (the differential verdict above says why)", n)})
 	}
-	return errors.Join(append(errs, res.errs...)...)
+	for _, e := range res.errs {
+		errs = append(errs, harnessError{e})
+	}
+	return errors.Join(errs...)
+}
+
+// splitFailed counts the failed specs that judged a controller (its own
+// steps or invariants failed, or the differential verdict) and those
+// that failed before any verdict (the framework's failure alone: a
+// cluster that did not start, a harness error).
+func splitFailed(runs []reports.Run) (broken, couldNot int) {
+	for _, r := range runs {
+		switch {
+		case r.SpecVerdict != "FAIL":
+		case r.Harness:
+			couldNot++
+		default:
+			broken++
+		}
+	}
+	return broken, couldNot
 }
 
 // readBaseline reads --baseline's runs before anything runs: a wrong path

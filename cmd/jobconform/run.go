@@ -307,7 +307,10 @@ func (p *plan) execute(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		return err
+		if ctx.Err() != nil || errors.As(err, new(usageError)) {
+			return err
+		}
+		return harnessError{err}
 	}
 	if err := p.builds.finish(ctx); err != nil {
 		res.errs = append(res.errs, err)

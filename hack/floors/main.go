@@ -35,8 +35,8 @@ type floor struct {
 // prefix that holds it (internal/timeline is a leaf, the rest of internal/
 // infrastructure).
 var floors = []floor{
-	{"leaves", "the settings, the releases, YAML's types and the recording's format: every package may read them",
-		[]string{"internal/options", "internal/release", "internal/yamltypes", "internal/timeline"}},
+	{"leaves", "the settings, the releases, YAML's types, the recording's format and jobconform's own build: every package may read them",
+		[]string{"internal/options", "internal/release", "internal/yamltypes", "internal/timeline", "internal/buildinfo"}},
 	{"infrastructure", "clusters, binaries, processes, the recorder, the meters: what runs things, knowing no scenario",
 		[]string{"internal/"}},
 	{"domain", "the reference controller, the disruptions, the scenario model and its checks",

@@ -8,6 +8,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
+	"github.com/jobconform/jobconform/internal/buildinfo"
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/reports"
 	"github.com/jobconform/jobconform/suites/internal/runner"
@@ -17,7 +18,7 @@ import (
 func ResultOf(r *runner.Result, features []string) reports.Result {
 	res := reports.Result{Scenario: r.Scenario, Controller: r.Controller, Version: r.Version, Features: features, Failures: r.Failures(),
 		Skipped: r.Skipped, Seconds: r.End.Sub(r.Start).Seconds(), Seed: r.Seed, Faults: r.Faults, Nodes: r.Nodes, Gates: r.Gates,
-		TailPending: r.TailPending, Again: r.Again}
+		TailPending: r.TailPending, Again: r.Again, Jobconform: buildinfo.Read().Label()}
 	if r.Starvation.Samples > 0 {
 		m := r.Starvation
 		res.Starvation = &m
