@@ -100,7 +100,7 @@ func (res *outcome) verdict() error {
 	if err != nil {
 		return err
 	}
-	failed := printVerdicts(os.Stdout, res.runs)
+	printVerdicts(os.Stdout, res.runs)
 	if t := reports.ScaleTable(res.runs); t != "" {
 		fmt.Printf("\nscale: the controllers side by side (ratios to the built-in)\n\n%s\n", t)
 	}
@@ -125,9 +125,11 @@ func (res *outcome) verdict() error {
 		dirs = append(dirs, filepath.Dir(f))
 	}
 	fmt.Printf("\nreport: %s\nsummary: %s\nJUnit and Ginkgo JSON: %s\n", path, filepath.Join(res.artifacts, "summary.md"), strings.Join(dirs, " "))
-	if broken, couldNot := splitFailed(res.runs); broken > 0 {
+	broken, couldNot := splitFailed(res.runs)
+	if broken > 0 {
 		errs = append(errs, brokenError{fmt.Errorf("%d specs failed: the controllers under test broke promises (see the report)", broken)})
-	} else if couldNot > 0 && failed > 0 {
+	}
+	if couldNot > 0 {
 		errs = append(errs, harnessError{fmt.Errorf("%d specs failed without a verdict on a controller: they could not run (their messages above say why)", couldNot)})
 	}
 	if err := unjudged(res.runs); err != nil {
