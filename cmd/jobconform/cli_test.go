@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -437,8 +439,9 @@ func TestRunBothSuitesOneReport(t *testing.T) {
 	}
 }
 
-// jobconform list shows jobconform's scenarios and the user's, with their
-// suite, features and releases.
+// jobconform list shows what jobconform run would run with the same flags:
+// each suite run and its specs (controller, scenario, features, releases,
+// file), filters and shards applied as run applies them (issue #71).
 func TestList(t *testing.T) {
 	bin := buildJobconform(t)
 	dir := t.TempDir()
@@ -446,19 +449,58 @@ func TestList(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code := exitCode(t, exec.Command(bin, "list", "--scenarios", dir))
-	if code != 0 {
-		t.Fatalf("exit code %d\n%s", code, out)
+	list := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"list"}, args...)...)
+		cmd.Env = cleanEnv()
+		out, code := exitCode(t, cmd)
+		if code != 0 {
+			t.Fatalf("list %v: exit code %d\n%s", args, code, out)
+		}
+		return out
 	}
+	out := list("--scenarios", dir)
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^conformance +prp-failed-sigterm +podReplacementPolicy,backoff +all +pod-replacement-policy.yaml$`),
-		regexp.MustCompile(`(?m)^conformance +mine +suspend,deadline +>=1.32.0 +` + regexp.QuoteMeta(filepath.Join(dir, "mine.yaml")) + `$`),
-		regexp.MustCompile(`(?m)^chaos +seeded-soak `),
-		regexp.MustCompile(`(?m)^[0-9]+ conformance and [0-9]+ chaos scenarios$`),
+		regexp.MustCompile(`(?m)^conformance suite at v1.37.1 on kwok nodes \(builtin, reference\): [0-9]+ specs$`),
+		regexp.MustCompile(`(?m)^  builtin +prp-failed-sigterm +podReplacementPolicy,backoff +all +pod-replacement-policy.yaml$`),
+		regexp.MustCompile(`(?m)^  reference +mine +suspend,deadline +>=1.32.0 +` + regexp.QuoteMeta(filepath.Join(dir, "mine.yaml")) + `$`),
+		regexp.MustCompile(`(?m)^chaos suite at v1.37.1 on kwok nodes \(builtin, reference\): [0-9]+ specs$`),
+		regexp.MustCompile(`(?m)^  builtin +seeded-soak `),
+		regexp.MustCompile(`(?m)^[0-9]+ suite runs, [0-9]+ specs`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("list output lacks %s:\n%s", want, out)
 		}
+	}
+	// The selection flags of run select here too, and -o json says the same.
+	var runs []listedRun
+	if err := json.Unmarshal([]byte(list("--suites", "conformance", "--controllers", "reference", "--label-filter", "suspend && deadline", "--scenarios", dir, "-o", "json")), &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Suite != "conformance" || len(runs[0].Specs) == 0 {
+		t.Fatalf("list -o json: %+v", runs)
+	}
+	mine := false
+	for _, s := range runs[0].Specs {
+		mine = mine || s.Scenario == "mine"
+		if s.Controller != "reference" || !slices.Contains(s.Features, "suspend") || !slices.Contains(s.Features, "deadline") {
+			t.Errorf("a spec the filters do not select: %+v", s)
+		}
+	}
+	if !mine {
+		t.Errorf("the user's scenario not listed: %+v", runs[0].Specs)
+	}
+	specs := func(out string) int {
+		m := regexp.MustCompile(`(?m)^[0-9]+ suite runs, ([0-9]+) specs`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no totals:\n%s", out)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	whole := specs(list("--suites", "conformance"))
+	if halves := specs(list("--suites", "conformance", "--shard", "1/2")) + specs(list("--suites", "conformance", "--shard", "2/2")); halves != whole {
+		t.Errorf("two shards list %d specs, the whole %d", halves, whole)
 	}
 	if out, code := exitCode(t, exec.Command(bin, "list", "--scenarios", dir, "--scenarios", dir)); code != 2 || !strings.Contains(out, `scenario name "mine" is also used in`) {
 		t.Errorf("one directory twice: exit code %d\n%s", code, out)

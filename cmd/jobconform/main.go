@@ -34,7 +34,7 @@ type subcommand struct {
 var commands = []subcommand{
 	{name: "run", args: "[flags]", summary: "run the suites against Job controllers; write the reports", run: runSuites},
 	{name: "validate", args: "FILE|DIR...", summary: "check scenario files without a cluster", run: noContext(validate)},
-	{name: "list", args: "[--scenarios DIR]...", summary: "list the scenarios a run would use", run: noContext(list)},
+	{name: "list", args: "[run flags] [-o json]", summary: "what jobconform run would run with the same flags: each suite run (release, nodes, controllers) and its specs; nothing is built or started", run: list},
 	{name: "schema", summary: "print the JSON Schema of scenario files", run: noContext(schema)},
 	{name: "explore", args: "[--seed S] [--cases N] [--out DIR] [--write-only] [run flags]", summary: "generate Jobs (a scenario file each) and judge the controllers on them against the built-in run twice (its noise learned, racy cases counted, not judged)", run: exploreCmd},
 	{name: "coverage", args: "unit [--k8s-version V] | table DIR...", summary: "how much of upstream's Job controller is reached: unit measures upstream's own unit tests; table compares measurements (run and explore write theirs with --coverage)", run: coverageCmd},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -170,21 +171,53 @@ func (p *plan) selectSpecs() error {
 // countSpecs counts the scenario specs of suite that o's filters select for
 // o's controllers, as Ginkgo will select them (specText).
 func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
+	specs, err := p.selectedSpecs(o, suite)
+	if suite == "drill" && err == nil {
+		if k, _, _ := options.ParseShard(o.Run.Shard); k <= 1 {
+			return len(o.Drills) + 1, nil // flights are chosen inside the suite
+		}
+	}
+	return len(specs), err
+}
+
+// spec is one scenario spec a run selects: a scenario against a controller.
+type spec struct {
+	Suite      string   `json:"suite"`
+	Scenario   string   `json:"scenario"`
+	Controller string   `json:"controller,omitempty"`
+	Features   []string `json:"features,omitempty"`
+	// Releases are the releases the scenario holds for ("all"): at others
+	// its spec runs and says it is not applicable.
+	Releases string `json:"releases,omitempty"`
+	File     string `json:"file,omitempty"`
+}
+
+// selectedSpecs are the scenario specs of suite that o's filters select
+// for o's controllers, as Ginkgo will select them (specText); the drill
+// suite's are its drills (their flights are chosen inside the suite).
+func (p *plan) selectedSpecs(o options.Options, suite string) ([]spec, error) {
 	k, n, err := options.ParseShard(o.Run.Shard)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if suite == "drill" {
 		if k > 1 {
-			return 0, nil // the drills fly in shard 1
+			return nil, nil // the drills fly in shard 1
 		}
-		return len(o.Drills) + 1, nil // flights are chosen inside the suite
+		out := []spec{{Suite: suite, Scenario: "the drill path " + o.DrillPath}}
+		if o.DrillPath == "" {
+			out = nil
+			for _, d := range o.Drills {
+				out = append(out, spec{Suite: suite, Scenario: d})
+			}
+		}
+		return out, nil
 	}
 	match := func([]string) bool { return true }
 	if o.Run.LabelFilter != "" {
 		f, err := types.ParseLabelFilter(o.Run.LabelFilter)
 		if err != nil {
-			return 0, fmt.Errorf("--label-filter %q: %v", o.Run.LabelFilter, err)
+			return nil, fmt.Errorf("--label-filter %q: %v", o.Run.LabelFilter, err)
 		}
 		match = f
 	}
@@ -192,7 +225,7 @@ func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
 	if o.Run.Focus != "" {
 		var err error
 		if focus, err = regexp.Compile(o.Run.Focus); err != nil {
-			return 0, fmt.Errorf("--focus %q: %v", o.Run.Focus, err)
+			return nil, fmt.Errorf("--focus %q: %v", o.Run.Focus, err)
 		}
 	}
 	all, labels := p.scenarios.Conformance, []string(nil)
@@ -202,7 +235,7 @@ func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
 	case "scale":
 		var err error
 		if all, err = catalog.LoadScale(o.ScaleForm()); err != nil {
-			return 0, err
+			return nil, err
 		}
 		labels = []string{"scale"}
 	}
@@ -210,7 +243,7 @@ func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
 		keep := shard.Measured().Shard(suites[suite].description, scenarios.Names(all), o.ControllerNames(), k, n)
 		all = slices.DeleteFunc(slices.Clone(all), func(s *scenarios.Scenario) bool { return !keep[s.Name] })
 	}
-	count := 0
+	var out []spec
 	for _, s := range all {
 		names := o.ControllerNames()
 		if suite == "scale" && slices.Contains(names, "reference") && scale.SlowedRuns(s.Name) {
@@ -218,11 +251,11 @@ func (p *plan) countSpecs(o options.Options, suite string) (int, error) {
 		}
 		for _, ctl := range names {
 			if s.ForController(ctl) && match(append(append([]string(nil), labels...), s.Features...)) && focus.MatchString(specText(suite, ctl, s.Name)) {
-				count++
+				out = append(out, spec{Suite: suite, Scenario: s.Name, Controller: ctl, Features: s.Features, Releases: cmp.Or(s.Versions, "all"), File: s.File})
 			}
 		}
 	}
-	return count, nil
+	return out, nil
 }
 
 // specText is what Ginkgo's --focus matches a scenario's spec against: the
