@@ -37,6 +37,7 @@ import (
 
 	"github.com/jobconform/jobconform/internal/cluster"
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/options"
 	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/catalog"
@@ -134,6 +135,16 @@ type JudgeOption func(*judging)
 type judging struct {
 	oracleOff, oracleTwice bool
 	oracleFrom             string
+	gates                  string
+}
+
+// WithGates names the feature gates the cluster was given beyond its
+// release's defaults ("JobManagedBy=true,…"): the run is recorded with
+// them, and a kept run of the built-in (WithOracleFrom) serves only a run
+// on a cluster of the same gates, as in the suites. The node kind is read
+// from the cluster itself.
+func WithGates(gates map[string]bool) JudgeOption {
+	return func(j *judging) { j.gates = options.FormatGates(gates) }
 }
 
 // WithOracleFrom takes the built-in's runs from dir, the oracle directory
@@ -185,9 +196,14 @@ func Judge(ctx context.Context, kubeconfig string, s *Scenario, c Controller, op
 	if v.Skipped, err = runner.Inapplicable(s, rc, version); err != nil || v.Skipped != "" {
 		return v, err
 	}
+	nodes, err := harness.NodeKind(ctx, client)
+	if err != nil {
+		return v, err
+	}
+	ro := runner.Options{Nodes: nodes, Gates: j.gates}
 	o := judgeOracle{cleanup: func() {}}
 	if rc.Name != runner.BuiltIn.Name {
-		if o, err = j.oracle(client, version); err != nil {
+		if o, err = j.oracle(client, version, ro); err != nil {
 			return v, err
 		}
 	}
@@ -195,7 +211,7 @@ func Judge(ctx context.Context, kubeconfig string, s *Scenario, c Controller, op
 	// As in the suites (harness.Oracle.Spec): a run that failed only by
 	// timing on a starved machine, or only by differences from the
 	// built-in, is run again and the verdict is the second run's (Again).
-	run := func() *runner.Result { return runner.Run(ctx, client, version, s, rc) }
+	run := func() *runner.Result { return runner.RunWith(ctx, client, version, s, rc, ro) }
 	r, _, err := o.Spec(ctx, s, rc, run, run)
 	if r.Err != nil {
 		return v, fmt.Errorf("scenario %s: %w", s.Name, r.Err)
@@ -222,7 +238,7 @@ type judgeOracle struct {
 // oracle is the differential verdict of one Judge: the built-in's run made
 // on the same cluster, kept in a directory of its own, or read from an
 // earlier run's.
-func (j judging) oracle(client kubernetes.Interface, version string) (judgeOracle, error) {
+func (j judging) oracle(client kubernetes.Interface, version string, ro runner.Options) (judgeOracle, error) {
 	o := &harness.Oracle{Off: j.oracleOff, Twice: j.oracleTwice}
 	if j.oracleFrom != "" {
 		o.From = &oracle.Store{Dir: j.oracleFrom}
@@ -234,7 +250,7 @@ func (j judging) oracle(client kubernetes.Interface, version string) (judgeOracl
 	}
 	o.Store = oracle.Store{Dir: dir}
 	o.RunBuiltIn = func(ctx context.Context, s *scenarios.Scenario) *runner.Result {
-		return runner.Run(ctx, client, version, s, runner.BuiltIn)
+		return runner.RunWith(ctx, client, version, s, runner.BuiltIn, ro)
 	}
 	return judgeOracle{o, func() { _ = os.RemoveAll(dir) }}, nil
 }

@@ -73,12 +73,17 @@ func coverageUnit(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "jobconform coverage: go test %s of Kubernetes %s, covered (minutes the first time: it compiles the tests)\n", *pkgs, v)
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-cover", "-covermode=atomic", "-coverpkg="+k8sbin.CoveredPackages,
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-trimpath", "-cover", "-covermode=atomic", "-coverpkg="+k8sbin.CoveredPackages,
 		*pkgs, "-args", "-test.gocoverdir="+abs)
 	cmd.Dir = cb.Module
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
+	stop := heartbeat(30*time.Second, func(d time.Duration) {
+		fmt.Fprintf(os.Stderr, "  go test of upstream's Job controller … %s elapsed\n", d.Round(time.Second))
+	})
+	err = cmd.Run()
+	stop()
+	if err != nil {
 		// A failing upstream test still counted what it reached; say so.
 		fmt.Fprintf(os.Stderr, "jobconform coverage: upstream's tests did not all pass (%v); what they reached is counted\n", err)
 	}
@@ -89,6 +94,25 @@ func coverageUnit(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("upstream's Job controller at %s, reached by %s: %s\n  %s\n", v, r.What, r.Line(), filepath.Join(*out, coverage.MarkdownFile))
 	return nil
+}
+
+// heartbeat calls beat every interval with the time elapsed, until stopped:
+// a quiet child (go test compiling) still shows that it works.
+func heartbeat(interval time.Duration, beat func(time.Duration)) (stop func()) {
+	start, done := time.Now(), make(chan struct{})
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				beat(time.Since(start))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // coverageTable prints measurements of one release side by side.

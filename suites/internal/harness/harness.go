@@ -283,7 +283,7 @@ func Setup(ctx context.Context, o Options) (_ *Env, err error) {
 	e.Pods = e.Cluster.Pods()
 	e.Nodes, e.Gates = o.ReportedSetup()
 	if e.Cluster.Provider() == "existing" {
-		if e.Nodes, err = nodeKind(ctx, e.Cluster.Client()); err != nil {
+		if e.Nodes, err = NodeKind(ctx, e.Cluster.Client()); err != nil {
 			return nil, err
 		}
 	}
@@ -342,9 +342,9 @@ func (e *Env) externalKubeconfig(ctx context.Context) (string, error) {
 	return kc, controllers.GrantAdmin(ctx, e.Cluster.Client(), controllers.ExternalUser)
 }
 
-// nodeKind is "kubelet" when a node of the cluster is not kwok's (the
+// NodeKind is "kubelet" when a node of the cluster is not kwok's (the
 // reports' and the scenarios' `nodes`), "" when all are.
-func nodeKind(ctx context.Context, c kubernetes.Interface) (string, error) {
+func NodeKind(ctx context.Context, c kubernetes.Interface) (string, error) {
 	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", fmt.Errorf("list the cluster's nodes: %w", err)
