@@ -189,7 +189,9 @@ func writeRunCoverage(ctx context.Context, w io.Writer, art, what string) ([]*co
 		dirs, _ := filepath.Glob(filepath.Join(art, pattern))
 		for _, d := range dirs {
 			v := filepath.Base(filepath.Dir(d))
-			byRelease[v] = append(byRelease[v], d)
+			// report merge keeps each shard's in a directory of its own.
+			shards, _ := filepath.Glob(filepath.Join(d, "shard-*"))
+			byRelease[v] = append(append(byRelease[v], d), shards...)
 		}
 	}
 	if len(byRelease) == 0 {

@@ -63,12 +63,7 @@ func exploreCmd(ctx context.Context, args []string) error {
 		*out = filepath.Join(orDefault(o.Run.Artifacts, options.Artifacts()), "explore", fmt.Sprintf("seed-%d", *seed))
 	}
 	if *writeOnly {
-		generated := explore.Generate(*seed, *cases)
-		if err := writeCases(*out, generated); err != nil {
-			return err
-		}
-		fmt.Printf("wrote %d cases of seed %d into %s; judge them with:\n  jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios %s\n", *cases, *seed, *out, *out)
-		return nil
+		return writeOnlyCases(o, *seed, *cases, *out)
 	}
 	// The built-in twice, unless its runs of these cases are read from an
 	// earlier explore of the same seed (--oracle-from: kept with their
@@ -110,6 +105,21 @@ func exploreCmd(ctx context.Context, args []string) error {
 	return errors.Join(ex.verdicts...)
 }
 
+// writeOnlyCases is explore --write-only: the seed's cases (its shard's
+// with --shard) written, and the command that judges them printed.
+func writeOnlyCases(o options.Options, seed uint64, cases int, out string) error {
+	k, n, err := options.ParseShard(o.Run.Shard)
+	if err != nil {
+		return usageError{err}
+	}
+	generated := shardCases(explore.Generate(seed, cases), 0, k, n)
+	if err := writeCases(out, generated); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %d cases of seed %d into %s; judge them with:\n  jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios %s\n", len(generated), seed, out, out)
+	return nil
+}
+
 // exploreClash refuses what explore sets itself, and what does not go
 // with --budget.
 func exploreClash(fs *flag.FlagSet, o options.Options, budget time.Duration, writeOnly bool) error {
@@ -118,7 +128,7 @@ func exploreClash(fs *flag.FlagSet, o options.Options, budget time.Duration, wri
 	var clash []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "suites", "scenarios", "builtin-scenarios", "no-oracle", "oracle-twice", "shard":
+		case "suites", "scenarios", "builtin-scenarios", "no-oracle", "oracle-twice":
 			clash = append(clash, "--"+f.Name)
 		}
 	})
@@ -133,6 +143,22 @@ func exploreClash(fs *flag.FlagSet, o options.Options, budget time.Duration, wri
 		return usageError{errors.New("explore: --budget with --oracle-from: the kept runs are one round's cases; give --cases (the same count as the explore that kept them)")}
 	}
 	return nil
+}
+
+// shardCases keeps the cases of shard k of n (1-based) from cs, the
+// seed's cases from index first: the case of index i goes to shard
+// i mod n + 1, whatever the machine.
+func shardCases(cs []explore.Case, first, k, n int) []explore.Case {
+	if n <= 1 {
+		return cs
+	}
+	var out []explore.Case
+	for i, c := range cs {
+		if (first+i)%n == k-1 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // explored is what explore's rounds ran: every case, every run, each
@@ -151,8 +177,15 @@ func exploreRounds(ctx context.Context, o options.Options, seed uint64, n int, o
 	ex := &explored{}
 	base := o.Run.Artifacts
 	start := time.Now()
+	// --shard K/N splits the cases, not the suite: every machine of a
+	// campaign generates the seed's same cases and runs every N-th.
+	k, shards, err := options.ParseShard(o.Run.Shard)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	o.Run.Shard = ""
 	for r := 0; ; r++ {
-		cs := explore.GenerateFrom(seed, r*n, n)
+		cs := shardCases(explore.GenerateFrom(seed, r*n, n), r*n, k, shards)
 		dir := out
 		if budget > 0 {
 			dir, o.Run.Artifacts = filepath.Join(out, fmt.Sprintf("round-%d", r)), filepath.Join(base, fmt.Sprintf("round-%d", r))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -206,7 +207,59 @@ func reportMerge(args []string) error {
 			return err
 		}
 	}
+	if err := mergeCoverage(*out, fs.Args()); err != nil {
+		res.errs = append(res.errs, err)
+	}
 	return res.verdict()
+}
+
+// mergeCoverage joins the coverage counters the shards kept (run or
+// explore with --coverage) under out, and writes the whole's reports: the
+// counters of every shard of a release read together.
+func mergeCoverage(out string, shards []string) error {
+	found := false
+	for i, dir := range shards {
+		for _, pattern := range []string{"coverage/*/counters", "*/coverage/*/counters"} {
+			ds, _ := filepath.Glob(filepath.Join(dir, pattern))
+			for j, d := range ds {
+				v := filepath.Base(filepath.Dir(d))
+				dst := filepath.Join(out, "coverage", v, "counters", fmt.Sprintf("shard-%d-%d", i+1, j))
+				if err := copyDir(d, dst); err != nil {
+					return fmt.Errorf("report merge: coverage: %w", err)
+				}
+				found = true
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	_, err := writeRunCoverage(context.Background(), os.Stdout, out, fmt.Sprintf("%d shards merged", len(shards)))
+	return err
+}
+
+// copyDir copies the files of src (not its directories) into dst.
+func copyDir(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func mustAbs(p string) string {
