@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -34,8 +35,10 @@ func coverageCmd(ctx context.Context, args []string) error {
 		return coverageUnit(ctx, args[1:])
 	case "table":
 		return coverageTable(args[1:])
+	case "report":
+		return coverageReport(ctx, args[1:])
 	}
-	return usageError{fmt.Errorf("coverage %s: unknown; use unit or table", args[0])}
+	return usageError{fmt.Errorf("coverage %s: unknown; use unit, report or table", args[0])}
 }
 
 // coverageUnit runs upstream's unit tests of the Job controller with the
@@ -94,6 +97,22 @@ func coverageUnit(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("upstream's Job controller at %s, reached by %s: %s\n  %s\n", v, r.What, r.Line(), filepath.Join(*out, coverage.MarkdownFile))
 	return nil
+}
+
+// coverageReport writes again the coverage reports of a run's artifacts
+// directory from the counters it kept (after a run cut short, or to name
+// what ran otherwise).
+func coverageReport(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("coverage report", flag.ContinueOnError)
+	what := fs.String("what", "", "what ran, for the report's heading (default: the directory)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() != 1 {
+		return usageError{errors.New("coverage report: give the artifacts directory of a run with --coverage")}
+	}
+	_, err := writeRunCoverage(ctx, os.Stdout, fs.Arg(0), cmp.Or(*what, fs.Arg(0)))
+	return err
 }
 
 // heartbeat calls beat every interval with the time elapsed, until stopped:

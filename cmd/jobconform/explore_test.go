@@ -226,3 +226,34 @@ func TestShrinkRoundsNeverFailFast(t *testing.T) {
 		t.Fatal("a shrinking round runs --fail-fast")
 	}
 }
+
+// explore --shard K/N: the shards of a seed's cases are disjoint, cover
+// them all, and are the same on every machine (by index, across rounds).
+func TestShardCases(t *testing.T) {
+	for _, first := range []int{0, 20} {
+		cs := explore.GenerateFrom(3, first, 20)
+		seen := map[string]int{}
+		for k := 1; k <= 3; k++ {
+			for _, c := range shardCases(cs, first, k, 3) {
+				seen[c.Scenario.Name]++
+			}
+		}
+		if len(seen) != len(cs) {
+			t.Errorf("from %d: three shards hold %d of %d cases", first, len(seen), len(cs))
+		}
+		for name, n := range seen {
+			if n != 1 {
+				t.Errorf("case %s in %d shards", name, n)
+			}
+		}
+		again := shardCases(explore.GenerateFrom(3, first, 20), first, 2, 3)
+		for i, c := range shardCases(cs, first, 2, 3) {
+			if again[i].Scenario.Name != c.Scenario.Name {
+				t.Errorf("shard 2 of 3 differs between two generations at %d", i)
+			}
+		}
+	}
+	if got := shardCases(explore.GenerateFrom(3, 0, 5), 0, 0, 0); len(got) != 5 {
+		t.Errorf("no shard: %d of 5 cases", len(got))
+	}
+}

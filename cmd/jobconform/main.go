@@ -37,7 +37,7 @@ var commands = []subcommand{
 	{name: "list", args: "[run flags] [-o json]", summary: "what jobconform run would run with the same flags: each suite run (release, nodes, controllers) and its specs; nothing is built or started", run: list},
 	{name: "schema", summary: "print the JSON Schema of scenario files", run: noContext(schema)},
 	{name: "explore", args: "[--seed S] [--cases N] [--out DIR] [--write-only] [run flags]", summary: "generate Jobs (a scenario file each) and judge the controllers on them against the built-in run twice (its noise learned, racy cases counted, not judged)", run: exploreCmd},
-	{name: "coverage", args: "unit [--k8s-version V] | table DIR...", summary: "how much of upstream's Job controller is reached: unit measures upstream's own unit tests; table compares measurements (run and explore write theirs with --coverage)", run: coverageCmd},
+	{name: "coverage", args: "unit [--k8s-version V] | report ARTIFACTS | table DIR...", summary: "how much of upstream's Job controller is reached: unit measures upstream's own unit tests; report writes a run's again from its counters; table compares measurements (run and explore write theirs with --coverage)", run: coverageCmd},
 	{name: "reference-controller", args: "[flags]", summary: "run the reference Job controller (e.g. as an external controller)", owns: ownsWith("reference-controller", app.Run)},
 	{name: "dispatcher", args: "[flags]", summary: "run the reference dispatcher between a manager and a worker cluster", owns: ownsWith("dispatcher", dispatcher.Run)},
 	{name: "build", args: "[--k8s-version vX.Y.Z]...", summary: "build and cache Kubernetes binaries (--kueue V: Kueue's too)", run: build},
