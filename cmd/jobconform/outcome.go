@@ -101,6 +101,7 @@ func (res *outcome) verdict() error {
 		return err
 	}
 	printVerdicts(os.Stdout, res.runs)
+	ghAnnotateFailures(os.Stdout, res.runs)
 	if t := reports.ScaleTable(res.runs); t != "" {
 		fmt.Printf("\nscale: the controllers side by side (ratios to the built-in)\n\n%s\n", t)
 	}
@@ -125,6 +126,9 @@ func (res *outcome) verdict() error {
 		dirs = append(dirs, filepath.Dir(f))
 	}
 	fmt.Printf("\nreport: %s\nsummary: %s\nJUnit and Ginkgo JSON: %s\n", path, filepath.Join(res.artifacts, "summary.md"), strings.Join(dirs, " "))
+	if err := ghStepSummary(filepath.Join(res.artifacts, "summary.md")); err != nil {
+		errs = append(errs, harnessError{err})
+	}
 	broken, couldNot := splitFailed(res.runs)
 	if broken > 0 {
 		errs = append(errs, brokenError{fmt.Errorf("%d specs failed: the controllers under test broke promises (see the report)", broken)})

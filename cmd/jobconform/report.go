@@ -201,14 +201,11 @@ func reportMerge(args []string) error {
 		byDir[filepath.Dir(dst)] = append(byDir[filepath.Dir(dst)], dst)
 		fmt.Printf("merged %s from %d shards\n", rel, len(parts[rel]))
 	}
-	res := &outcome{artifacts: *out}
+	res := &outcome{artifacts: *out, errs: errorsOf(mergeCoverage(*out, fs.Args()))}
 	for _, d := range dirs {
 		if err := res.add(d, byDir[d]); err != nil {
 			return err
 		}
-	}
-	if err := mergeCoverage(*out, fs.Args()); err != nil {
-		res.errs = append(res.errs, err)
 	}
 	return res.verdict()
 }
@@ -236,6 +233,14 @@ func mergeCoverage(out string, shards []string) error {
 	}
 	_, err := writeRunCoverage(context.Background(), os.Stdout, out, fmt.Sprintf("%d shards merged", len(shards)))
 	return err
+}
+
+// errorsOf is err as a list: none when it is nil.
+func errorsOf(err error) []error {
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // copyDir copies the files of src (not its directories) into dst.

@@ -122,7 +122,12 @@ func (p *plan) streamJob(ctx context.Context, bin string, j job, out io.Writer, 
 	}
 	fmt.Fprintf(os.Stderr, "jobconform: %s running the %s, %d processes; reports in %s\n", tag, j, j.procs(), j.dir)
 	start := time.Now()
+	endGroup := func() {}
+	if name == "front" { // the terminal's (a GitHub job's log): the beside stream writes a file
+		endGroup = ghGroup(out, fmt.Sprintf("%s the %s", tag, j))
+	}
 	code, err := p.runJob(ctx, bin, j, out, name == "front")
+	endGroup()
 	p.parts.add(j.String(), name, time.Since(start))
 	if name != "front" {
 		fmt.Fprintf(os.Stderr, "jobconform: %s the %s ended after %s (exit code %d)\n", tag, j, time.Since(start).Round(time.Second), code)
