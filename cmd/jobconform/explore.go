@@ -128,7 +128,7 @@ func exploreClash(fs *flag.FlagSet, o options.Options, budget time.Duration, wri
 	var clash []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "suites", "scenarios", "builtin-scenarios", "no-oracle", "oracle-twice":
+		case "suites", "scenarios", "builtin-scenarios", "no-oracle", "oracle-twice", "rerun-failed":
 			clash = append(clash, "--"+f.Name)
 		}
 	})

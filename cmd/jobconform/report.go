@@ -134,6 +134,7 @@ func reportFiles(arg string) ([]string, error) {
 func reportMerge(args []string) error {
 	fs := flag.NewFlagSet("report merge", flag.ContinueOnError)
 	out := fs.String("out", "", "the merged artifacts directory (required; not one of the shards')")
+	rerun := fs.String("rerun", "", "a --rerun-failed run's artifacts directory: its specs take the place of the same specs of the shards, each keeping the first verdict beside its own")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -174,26 +175,9 @@ func reportMerge(args []string) error {
 			}
 			shards = append(shards, rs)
 		}
-		merged, err := ginkgoreport.Merge(shards)
-		if err != nil {
-			return fmt.Errorf("report merge: %s: %w", rel, err)
-		}
 		dst := filepath.Join(*out, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := writeMerged(shards, dst, *rerun, rel); err != nil {
 			return err
-		}
-		data, err := json.Marshal(merged)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
-			return err
-		}
-		suite := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(rel), "report-"), ".json")
-		for _, m := range merged {
-			if err := reporters.GenerateJUnitReport(m, filepath.Join(filepath.Dir(dst), "junit-"+suite+".xml")); err != nil {
-				return err
-			}
 		}
 		if d := filepath.Dir(dst); byDir[d] == nil {
 			dirs = append(dirs, d)
@@ -233,6 +217,49 @@ func mergeCoverage(out string, shards []string) error {
 	}
 	_, err := writeRunCoverage(context.Background(), os.Stdout, out, fmt.Sprintf("%d shards merged", len(shards)))
 	return err
+}
+
+// writeMerged merges the shards' reports of one suite and release (with
+// the rerun's folded in, when given), and writes them as Ginkgo JSON at
+// dst and JUnit beside it.
+func writeMerged(shards [][]types.Report, dst, rerun, rel string) error {
+	merged, err := ginkgoreport.Merge(shards)
+	if err == nil && rerun != "" {
+		merged, err = foldRerun(merged, filepath.Join(rerun, rel))
+	}
+	if err != nil {
+		return fmt.Errorf("report merge: %s: %w", rel, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(merged)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		return err
+	}
+	suite := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(rel), "report-"), ".json")
+	for _, m := range merged {
+		if err := reporters.GenerateJUnitReport(m, filepath.Join(filepath.Dir(dst), "junit-"+suite+".xml")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foldRerun folds the rerun's report at path, when there is one, into
+// merged (ginkgoreport.Fold).
+func foldRerun(merged []types.Report, path string) ([]types.Report, error) {
+	if _, err := os.Stat(path); err != nil {
+		return merged, nil // the rerun ran nothing of this suite at this release
+	}
+	rr, err := ginkgoreport.ReadReports(path)
+	if err != nil {
+		return nil, err
+	}
+	return ginkgoreport.Fold(merged, rr)
 }
 
 // errorsOf is err as a list: none when it is nil.

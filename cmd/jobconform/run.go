@@ -91,6 +91,13 @@ func runFlags(args []string) (options.Options, error) {
 // check validates o without starting anything: every error is the user's to
 // fix (exit 2).
 func check(ctx context.Context, o options.Options) (*plan, error) {
+	if o.Run.RerunFailed != "" {
+		n, err := narrowToFailed(&o, o.Run.RerunFailed)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "jobconform: --rerun-failed: %d specs failed in %s: running them again (focus %s)\n", n, o.Run.RerunFailed, o.Run.Focus)
+	}
 	if err := settle(&o); err != nil {
 		return nil, err
 	}

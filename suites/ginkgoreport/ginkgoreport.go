@@ -11,6 +11,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,7 +132,7 @@ func runOf(suite string, sr types.SpecReport, timeline bool) (reports.Run, error
 	s := reports.Spec{Suite: suite, Text: sr.FullText(), Leaf: sr.LeafNodeText, Labels: sr.Labels(), Seconds: sr.RunTime.Seconds(),
 		Verdict: verdict(sr), FailureMessage: sr.Failure.Message, Interrupted: sr.State.Is(types.SpecStateInterrupted)}
 	var res *reports.Result
-	var lines string
+	var lines, first string
 	for _, e := range sr.ReportEntries {
 		v, ok := entryText(e)
 		if !ok {
@@ -147,9 +148,15 @@ func runOf(suite string, sr types.SpecReport, timeline bool) (reports.Run, error
 			if timeline {
 				lines = v
 			}
+		case EntryFirstRun:
+			first = v
 		}
 	}
-	return reports.NewRun(s, res, lines)
+	r, err := reports.NewRun(s, res, lines)
+	if first != "" {
+		r.Again = strings.Join(slices.DeleteFunc([]string{"run again by --rerun-failed: " + first, r.Again}, func(s string) bool { return s == "" }), "; ")
+	}
+	return r, err
 }
 
 func verdict(sr types.SpecReport) string {

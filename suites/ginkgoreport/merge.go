@@ -66,3 +66,49 @@ func Merge(shards [][]types.Report) ([]types.Report, error) {
 	}
 	return out, nil
 }
+
+// EntryFirstRun is the report entry a folded rerun's spec carries: the
+// verdict and first failure of the run it was made again for (Fold).
+const EntryFirstRun = "jobconform.first-run"
+
+// Fold puts a rerun's specs (jobconform run --rerun-failed) in place of
+// the same specs of the first run, each keeping the first run's verdict
+// and failure in an EntryFirstRun entry: both verdicts stay, the rerun's
+// counts. A rerun's spec the first run lacks is an error.
+func Fold(first, rerun []types.Report) ([]types.Report, error) {
+	out := slices.Clone(first)
+	for _, rep := range rerun {
+		j := slices.IndexFunc(out, func(r types.Report) bool { return r.SuiteDescription == rep.SuiteDescription })
+		if j < 0 {
+			return nil, fmt.Errorf("the rerun's %s is not in the first run's reports", rep.SuiteDescription)
+		}
+		m := &out[j]
+		m.SpecReports = slices.Clone(m.SpecReports)
+		succeeded := true
+		for _, sr := range rep.SpecReports {
+			if sr.LeafNodeType != types.NodeTypeIt || unselected(sr) {
+				continue
+			}
+			i := slices.IndexFunc(m.SpecReports, func(o types.SpecReport) bool {
+				return o.LeafNodeType == types.NodeTypeIt && o.FullText() == sr.FullText()
+			})
+			if i < 0 {
+				return nil, fmt.Errorf("%s %q: the rerun ran a spec the first run did not", rep.SuiteDescription, sr.FullText())
+			}
+			old := m.SpecReports[i]
+			note := fmt.Sprintf("%s in the first run", verdict(old))
+			if old.Failure.Message != "" {
+				note += ": " + old.Failure.Message
+			}
+			sr.ReportEntries = append(slices.Clone(sr.ReportEntries), types.ReportEntry{Name: EntryFirstRun, Value: types.WrapEntryValue(note)})
+			m.SpecReports[i] = sr
+		}
+		for _, sr := range m.SpecReports {
+			if sr.LeafNodeType == types.NodeTypeIt && sr.State.Is(types.SpecStateFailureStates) {
+				succeeded = false
+			}
+		}
+		m.SuiteSucceeded = succeeded
+	}
+	return out, nil
+}
