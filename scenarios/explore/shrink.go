@@ -31,10 +31,9 @@ func Shrink(s *scenarios.Scenario) []*scenarios.Scenario {
 	seen[string(base)] = true
 	for _, cut := range cuts(s) {
 		c := clone(s)
-		if !cut(c) {
+		if !cut(c) || !fitWaves(s, c) {
 			continue
 		}
-		fitWaves(c)
 		c.Name = ""
 		data, err := Render(c)
 		if err != nil || seen[string(data)] {
@@ -303,25 +302,45 @@ func suspendedBy(s *scenarios.Scenario, i int) bool {
 	return false
 }
 
-// fitWaves keeps an await of the first wave's active and ready pods at
-// what the cut Job's first wave is; an await of no active pods (a
-// suspension's) stays.
-func fitWaves(s *scenarios.Scenario) {
-	wave := int32(1)
-	if s.Job.Parallelism != nil {
-		wave = *s.Job.Parallelism
+// fitWaves keeps an await of the first wave's active and ready pods, in
+// cut c of s, at what c's first wave is; an await of no active pods (a
+// suspension's) stays, and so does every await after a scale (its values
+// are the scale's, not the wave's). A cut that changes the wave of a case
+// whose awaits before a scale are not the plain wave — the elastic form's
+// (one index done), the unready scale-down's (one pod not ready) — is no
+// candidate (false): rewritten, they awaited states no controller reaches
+// (issue #69), and so those cases came out unshrunk.
+func fitWaves(s, c *scenarios.Scenario) bool {
+	from, to := firstWave(s), firstWave(c)
+	if from == to {
+		return true
 	}
+	for i := range c.Steps {
+		if act := c.Steps[i].Act; act != nil && act.Kind == scenarios.ActScale {
+			return true
+		}
+		a := c.Steps[i].Await
+		if a == nil || a.Active == nil || *a.Active == 0 {
+			continue
+		}
+		if *a.Active != from || (a.Ready != nil && *a.Ready != from) || a.CompletedIndexes != nil {
+			return false
+		}
+		a.Active = ptr.To(to)
+		if a.Ready != nil {
+			a.Ready = ptr.To(to)
+		}
+	}
+	return true
+}
+
+// firstWave is how many pods s's Job runs at first.
+func firstWave(s *scenarios.Scenario) int32 {
+	wave := ptr.Deref(s.Job.Parallelism, 1)
 	if s.Job.Completions != nil {
 		wave = min(wave, *s.Job.Completions)
 	}
-	for i := range s.Steps {
-		if a := s.Steps[i].Await; a != nil && a.Active != nil && *a.Active != 0 {
-			a.Active = ptr.To(wave)
-			if a.Ready != nil {
-				a.Ready = ptr.To(wave)
-			}
-		}
-	}
+	return wave
 }
 
 // clone is a deep copy of s by its JSON.

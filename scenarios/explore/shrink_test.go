@@ -218,3 +218,52 @@ func TestShrinkKeepsRefusalsWhole(t *testing.T) {
 func isAct(kind string) func(scenarios.Step) bool {
 	return func(st scenarios.Step) bool { return st.Act != nil && st.Act.Kind == kind }
 }
+
+// The elastic form awaits one index done (active one below the wave) and
+// the unready scale-down one pod not ready (ready one below active) before
+// their scale: no candidate of a shrink rewrites those awaits into states
+// no controller reaches, and such cases have candidates (issue #69: they
+// came out unshrunk, every candidate awaiting the plain wave).
+func TestShrinkKeepsFormsReachable(t *testing.T) {
+	elasticSeen, unreadySeen := 0, 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		for _, c := range GenerateFrom(seed, 0, 120) {
+			s := c.Scenario
+			elastic := slices.Contains(s.Features, "elastic")
+			unready := s.Pods.ByIndex["0"].ReadyAfter.Duration == unreadyFor
+			if !elastic && !unready {
+				continue
+			}
+			cands := Shrink(s)
+			if len(cands) == 0 {
+				t.Errorf("%s: no candidate", s.Name)
+			}
+			for _, cand := range cands {
+				wave := firstWave(cand)
+				for _, st := range cand.Steps {
+					if st.Act != nil && st.Act.Kind == scenarios.ActScale {
+						break
+					}
+					a := st.Await
+					if a == nil || a.Active == nil {
+						continue
+					}
+					if a.CompletedIndexes != nil && *a.CompletedIndexes != "" && *a.Active >= wave {
+						t.Errorf("%s: awaits index %s done and %d active of a wave of %d", cand.Name, *a.CompletedIndexes, *a.Active, wave)
+					}
+					if unready && a.Ready != nil && *a.Ready >= *a.Active && *a.Active > 0 && cand.Pods.ByIndex["0"].ReadyAfter.Duration == unreadyFor {
+						t.Errorf("%s: awaits %d ready of %d active while index 0 is never ready", cand.Name, *a.Ready, *a.Active)
+					}
+				}
+			}
+			if elastic {
+				elasticSeen++
+			} else {
+				unreadySeen++
+			}
+		}
+	}
+	if elasticSeen == 0 || unreadySeen == 0 {
+		t.Fatalf("seeds 1-4 drew %d elastic and %d unready scale-down cases: draw more", elasticSeen, unreadySeen)
+	}
+}
