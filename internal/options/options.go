@@ -170,8 +170,8 @@ type Run struct {
 	Coverage bool `json:"coverage,omitempty"`
 	// RerunFailed is an earlier run's report (its artifacts directory, or
 	// Ginkgo JSON reports): run again only the specs that failed there
-	// (jobconform run narrows the plan to them; suite processes never see it).
-	RerunFailed string `json:"-"`
+	// (jobconform run narrows the plan to them; suite processes do not read it).
+	RerunFailed string `json:"rerunFailed,omitempty"`
 	// Shard ("K/N") runs the K-th of N parts of every suite's scenarios
 	// (harness.InShard): the suite processes read it too. "": all.
 	Shard string `json:"shard,omitempty"`
