@@ -69,6 +69,9 @@ func narrowToFailed(o *options.Options, report string) (int, error) {
 	o.Run.Focus = "(" + strings.Join(focus, "|") + ")"
 	o.Run.Suites = slices.DeleteFunc(slices.Clone(options.Suites), func(s string) bool { return !slices.Contains(suites, s) })
 	o.Run.Versions, o.Run.BuiltinAt = slices.DeleteFunc(versions, func(v string) bool { return !strings.HasPrefix(v, "v") }), nil
+	if o.Kubeconfig != "" || o.Provider == "existing" {
+		o.Run.Versions = nil // the cluster runs its own release
+	}
 	if c := slices.DeleteFunc(controllers, func(c string) bool { return !slices.Contains(options.Controllers, c) }); len(c) > 0 {
 		o.Controllers = c
 	}
