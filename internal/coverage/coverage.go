@@ -81,12 +81,7 @@ func (b Block) Key() string {
 }
 
 // Percent is the share of statements reached.
-func (r *Report) Percent() float64 {
-	if r.Statements == 0 {
-		return 0
-	}
-	return 100 * float64(r.Reached) / float64(r.Statements)
-}
+func (r *Report) Percent() float64 { return pct(r.Reached, r.Statements) }
 
 // LeftOut are files of the covered packages that measurements do not
 // count, and why: read in upstream's source at v1.37.1. A key ending in
@@ -182,9 +177,7 @@ func Summarize(profile, srcRoot, version, what string) (*Report, error) {
 		r.Files = append(r.Files, f)
 	}
 	slices.SortFunc(r.Files, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortStableFunc(r.Unreached, func(a, b Block) int {
-		return cmpBlocks(a, b)
-	})
+	slices.SortStableFunc(r.Unreached, cmpBlocks)
 	return r, nil
 }
 
