@@ -99,7 +99,7 @@ var kubeletSample = []string{
 	"prp-failed-sigterm",                             // SIGTERM trap, deletion, replacement after Failed
 	"prp-terminating-or-failed-sigterm",              // SIGTERM trap, replacement while terminating
 	"deferred-failed-backoff-limit",                  // exit codes, deferred Failed while pods trap
-	"deferred-complete-while-terminating",            // deferred Complete behind a 30 s trap
+	"deferred-complete-while-terminating",            // deferred Complete behind a 120 s trap
 	"success-criteria-met-wins-over-later-failjob",   // the trap's own exit code
 	"failjob-wins-over-later-success",                // the trap's own exit code (0)
 	"readiness-after-delay",                          // a container ready after a delay

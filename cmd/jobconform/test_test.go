@@ -109,7 +109,7 @@ func TestChaosBesideDrills(t *testing.T) {
 	if want := []string{"drill/kwok", "chaos/kwok"}; !slices.Equal(beside, want) {
 		t.Errorf("beside: %v, want %v", beside, want)
 	}
-	if want := []string{"conformance/kwok", "conformance/kubelet", "scale/kwok"}; !slices.Equal(front, want) {
+	if want := []string{"conformance/kwok", "scale/kwok", "conformance/kubelet"}; !slices.Equal(front, want) {
 		t.Errorf("front: %v, want %v", front, want)
 	}
 }
