@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -167,7 +168,7 @@ func (c *Controller) adoptPod(ctx context.Context, job *batchv1.Job, p *corev1.P
 	meta["finalizers"] = []string{c.finalizer}
 	patch, _ := json.Marshal(map[string]any{"metadata": meta})
 	out, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
+	if apierrors.IsNotFound(err) || uidChanged(err) || apierrors.IsConflict(err) {
 		return nil, nil
 	}
 	return out, err
@@ -185,7 +186,7 @@ func (c *Controller) releasePod(ctx context.Context, job *batchv1.Job, p *corev1
 		return err
 	}
 	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
+	if apierrors.IsNotFound(err) || uidChanged(err) {
 		return nil
 	}
 	return err
@@ -260,10 +261,33 @@ func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
 		return err
 	}
 	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	if apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+	if apierrors.IsConflict(err) || uidChanged(err) {
 		return nil // another pod under the name: this one is gone
 	}
 	return err
+}
+
+// uidChanged tells whether a patch that names the pod's uid was refused
+// because the pod under the name has another (metadata.uid is immutable:
+// the apiserver answers Invalid on that field): the pod patched is gone.
+// Any other Invalid — an admission policy's refusal is one — is an error
+// to retry: taken for a gone pod, a refused finalizer removal counted the
+// pod while its finalizer stayed (finalizer-removal-refused-then-retried,
+// 2026-12-07).
+func uidChanged(err error) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Details == nil {
+		return false
+	}
+	for _, c := range st.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }
 
 // podsForRemoval picks the active pods to delete: for an Indexed Job every

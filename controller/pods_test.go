@@ -1,13 +1,17 @@
 package controller
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
 
@@ -66,6 +70,23 @@ func TestPodsForRemovalRankedAsUpstream(t *testing.T) {
 	} {
 		if got := names(c.podsForRemoval(job, tc.pods, tc.n)); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: removed %v, want %v", tc.what, got, tc.want)
+		}
+	}
+}
+
+// A patch naming the pod's uid, refused because the pod under the name has
+// another, is a gone pod; any other Invalid (an admission policy's
+// refusal) is an error to retry, not a gone pod.
+func TestUIDChanged(t *testing.T) {
+	gk := schema.GroupKind{Kind: "Pod"}
+	immutable := apierrors.NewInvalid(gk, "p", field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), "b", "field is immutable")})
+	policy := apierrors.NewInvalid(gk, "p", field.ErrorList{field.Invalid(field.NewPath(""), nil, "ValidatingAdmissionPolicy 'x' denied request")})
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{{immutable, true}, {policy, false}, {apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "p", errors.New("x")), false}, {nil, false}} {
+		if got := uidChanged(c.err); got != c.want {
+			t.Errorf("uidChanged(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
 }

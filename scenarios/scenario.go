@@ -244,6 +244,17 @@ const (
 	// ActAllowPods removes that quota.
 	ActRefusePods = "refusePods"
 	ActAllowPods  = "allowPods"
+	// ActRefusePodChanges makes the apiserver refuse the controller's pod
+	// deletions and updates (finalizer removals) in the scenario's
+	// namespace (a ValidatingAdmissionPolicy matching the controller's
+	// identity alone, as a webhook or an apiserver under a partial outage
+	// does): its deletes and patches fail and it must retry them once
+	// ActAllowPodChanges lifts it. The invariants' timing bounds hold from
+	// RestartGrace after each of the two acts (a refusal is no controller
+	// lag). Needs a pod in the namespace (the refusal is confirmed by a
+	// dry-run deletion as the controller) and the controller's identity.
+	ActRefusePodChanges = "refusePodChanges"
+	ActAllowPodChanges  = "allowPodChanges"
 )
 
 // What awaitGone waits for of the pods once the Job is gone.
@@ -291,7 +302,7 @@ type Action struct {
 }
 
 var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale, ActDeleteJob, ActPatchTemplate,
-	ActOrphanPod, ActReleasePod, ActCreatePod, ActRecreateJob, ActRefusePods, ActAllowPods}
+	ActOrphanPod, ActReleasePod, ActCreatePod, ActRecreateJob, ActRefusePods, ActAllowPods, ActRefusePodChanges, ActAllowPodChanges}
 
 // GonePattern is what awaitGone waits for: the Job removed from the API,
 // and its pods as Pods says (PodsGone, PodsReleased or PodsTerminal).
@@ -318,6 +329,11 @@ func (s *Scenario) HasChaos() bool {
 		}
 	}
 	return false
+}
+
+// Acts tells whether one of the scenario's steps is an act of kind.
+func (s *Scenario) Acts(kind string) bool {
+	return slices.ContainsFunc(s.Steps, func(st Step) bool { return st.Act != nil && st.Act.Kind == kind })
 }
 
 // Names are the scenarios' names, in their order.

@@ -211,7 +211,9 @@ func (p *plan) chaosBesideDrills() {
 	}
 	// The beside stream runs in plan order, where the drills come first
 	// (orderStreams): the longest (TestChaosBesideDrills).
-	kubelet := func(j job) bool { return !j.beside && j.o.Nodes == options.NodesKubelet && p.o.Nodes != options.NodesKubelet }
+	kubelet := func(j job) bool {
+		return !j.beside && j.o.Nodes == options.NodesKubelet && p.o.Nodes != options.NodesKubelet
+	}
 	var last []job
 	for _, j := range p.jobs {
 		if kubelet(j) {

@@ -110,10 +110,18 @@ func (p *placeholders) replace(s string) string {
 // (a drill's restarted apiserver refused both before its RBAC was read).
 var apiUser = regexp.MustCompile(`\bUser "[^"]*"`)
 
+// RefusalPolicyPrefix begins the names of the admission policy and binding
+// that refuse a controller's pod changes in one run's namespace (the
+// runner's refusePodChanges act), which its refusals name.
+const RefusalPolicyPrefix = "jobconform-refuse-pod-changes-"
+
+var refusalPolicy = regexp.MustCompile(regexp.QuoteMeta(RefusalPolicyPrefix) + `[a-z0-9-]+`)
+
 // generic replaces the generated names no run saw, and the identity of
-// the controller an apiserver's refusal names.
+// the controller an apiserver's refusal names, and the policy that refused.
 func (p *placeholders) generic(s string) string {
 	s = apiUser.ReplaceAllString(s, `User "<controller>"`)
+	s = refusalPolicy.ReplaceAllString(s, RefusalPolicyPrefix+"<namespace>")
 	if p.generated == nil {
 		return s
 	}

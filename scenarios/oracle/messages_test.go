@@ -63,6 +63,11 @@ func TestMessagesCompared(t *testing.T) {
 	if ds := Compare(a, b, nil); len(ds) != 0 || a.Messages["event Warning/FailedCreate"] != `Error creating: pods is forbidden: User "<controller>" cannot create resource "pods" in API group "" in the namespace "<namespace>"` {
 		t.Fatalf("refusals of two identities in two namespaces: %v, %q", ds, a.Messages["event Warning/FailedCreate"])
 	}
+	// A refusal by the admission policy of one run's namespace names it.
+	var p placeholders
+	if got := p.generic(`pods "job-7w5vl" is forbidden: ValidatingAdmissionPolicy '` + RefusalPolicyPrefix + `jc-builtin-mhgzm' with binding '` + RefusalPolicyPrefix + `jc-builtin-mhgzm' denied request`); got != `pods "job-7w5vl" is forbidden: ValidatingAdmissionPolicy '`+RefusalPolicyPrefix+`<namespace>' with binding '`+RefusalPolicyPrefix+`<namespace>' denied request` {
+		t.Fatalf("a refusal by the policy of a run's namespace: %q", got)
+	}
 	ds := Failing(Compare(builtin, worded("22222222", "ns-b", "Job completed", false), nil))
 	if len(ds) != 1 || ds[0].Field != "messages.condition Complete=True/CompletionsReached" || ds[0].Other != "Job completed" {
 		t.Fatalf("another wording: %v", ds)

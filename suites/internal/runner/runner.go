@@ -381,6 +381,15 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		return r
 	}
 	defer func() { stopRecording(); r.Timeline = rec.Entries() }()
+	if s.Acts(scenarios.ActRefusePodChanges) {
+		defer func() {
+			// Lifted even when the run failed or was interrupted: a cluster
+			// object, which the namespace's deletion leaves behind.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = removeRefusal(ctx, podClient, ns)
+		}()
+	}
 	if o.PrepareNamespace != nil {
 		if err := o.PrepareNamespace(ctx, ns); err != nil {
 			r.Err = fmt.Errorf("prepare namespace %s for %s: %w", ns, c.Name, err)
@@ -457,6 +466,7 @@ func judge(ctx context.Context, r *Result, j judged) {
 		for _, d := range disruptionsSince(o, r.Start) {
 			restarts = append(restarts, restartBounds(d)...)
 		}
+		restarts = append(restarts, refusalTimes(r.Steps)...)
 		sort.Slice(restarts, func(i, j int) bool { return restarts[i].Before(restarts[j]) })
 		return invariants.Context{BuiltIn: c.ManagedBy == nil, Copy: j.copyName, PolicyOff: policyOff, Restarts: restarts, Gaps: rec.Gaps(), Job: JobName, Version: j.version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
 			ReadyWithin: s.ReadyWithin.Duration, Starved: starvedBetween(j.meter)}

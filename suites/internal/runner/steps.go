@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/chaos"
+	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/internal/recorder"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/bugs"
@@ -154,6 +155,16 @@ func describeStep(st scenarios.Step) string {
 	return "chaos " + st.Chaos.Describe()
 }
 
+// podsUser is the identity of the controller that deletes and patches the
+// Job's pods: a dispatcher's worker's built-in controller, else the
+// controller under test.
+func (sp stepper) podsUser() string {
+	if sp.controller.Dispatched {
+		return kube.JobControllerUser
+	}
+	return sp.controller.User
+}
+
 // runAct does an act; finishing a pod is done once its end is seen.
 func (sp stepper) runAct(ctx context.Context, res StepResult, a scenarios.Action) StepResult {
 	if a.Kind == scenarios.ActRecreateJob {
@@ -166,6 +177,19 @@ func (sp stepper) runAct(ctx context.Context, res StepResult, a scenarios.Action
 		return res
 	}
 	seen := len(sp.rec.Entries())
+	switch a.Kind {
+	case scenarios.ActRefusePodChanges, scenarios.ActAllowPodChanges:
+		f := refusePodChanges
+		if a.Kind == scenarios.ActAllowPodChanges {
+			f = allowPodChanges
+		}
+		if err := f(ctx, sp.pods, sp.ns, sp.podsUser()); err != nil {
+			res.Message = err.Error()
+			return res
+		}
+		res.OK = true
+		return res
+	}
 	if err := act(ctx, sp.client, sp.pods, sp.ns, a); err != nil {
 		res.Message = err.Error()
 		return res

@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobconform/jobconform/scenarios"
+	"github.com/jobconform/jobconform/scenarios/oracle"
+)
+
+// refusalName names the ValidatingAdmissionPolicy and its binding of
+// refusePodChanges in ns (cluster objects: one per namespace).
+func refusalName(ns string) string { return oracle.RefusalPolicyPrefix + ns }
+
+// refusePodChanges makes the apiserver refuse user's pod DELETEs and
+// UPDATEs (finalizer patches) in ns — a ValidatingAdmissionPolicy that
+// matches that user alone, so kwok, the kubelets and the harness go on —
+// and returns once the apiserver refuses them: a dry-run deletion of one of
+// the namespace's pods, made as user (impersonated), is refused. What an
+// admission webhook, a policy engine or an apiserver under a partial
+// outage does; the controller's deletions and finalizer removals fail
+// until allowPodChanges, and it must retry them.
+func refusePodChanges(ctx context.Context, client kubernetes.Interface, ns, user string) error {
+	if user == "" {
+		return errors.New("refusePodChanges needs the identity the controller's requests carry (runner.Controller.User), which the harness does not know for this controller")
+	}
+	name := refusalName(ns)
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Delete, admissionv1.Update},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+				},
+			}}},
+			MatchConditions: []admissionv1.MatchCondition{{Name: "controller-under-test", Expression: fmt.Sprintf("request.userInfo.username == %q", user)}},
+			Validations:     []admissionv1.Validation{{Expression: "false", Message: "jobconform refuses this controller's pod changes for now (scenario act refusePodChanges)"}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: ns},
+			}},
+		},
+	}
+	a := client.AdmissionregistrationV1()
+	if _, err := a.ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("refusePodChanges: create the ValidatingAdmissionPolicy: %w", err)
+	}
+	if _, err := a.ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("refusePodChanges: create the ValidatingAdmissionPolicyBinding: %w", err)
+	}
+	return awaitRefusal(ctx, client, ns, user, true)
+}
+
+// allowPodChanges removes refusePodChanges' policy and returns once the
+// apiserver admits the controller's pod deletions again.
+func allowPodChanges(ctx context.Context, client kubernetes.Interface, ns, user string) error {
+	if err := removeRefusal(ctx, client, ns); err != nil {
+		return err
+	}
+	if user == "" {
+		return nil
+	}
+	return awaitRefusal(ctx, client, ns, user, false)
+}
+
+// removeRefusal deletes refusePodChanges' policy and binding of ns, if
+// any (the runner's clean-up calls it after every run).
+func removeRefusal(ctx context.Context, client kubernetes.Interface, ns string) error {
+	a := client.AdmissionregistrationV1()
+	name := refusalName(ns)
+	err := a.ValidatingAdmissionPolicyBindings().Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("allowPodChanges: delete the binding: %w", err)
+	}
+	err = a.ValidatingAdmissionPolicies().Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("allowPodChanges: delete the policy: %w", err)
+	}
+	return nil
+}
+
+// refusalWithin bounds how long the apiserver takes to enforce a policy
+// made or removed (its informer and type check: about a second).
+const refusalWithin = 30 * time.Second
+
+// awaitRefusal polls until a dry-run deletion of one of ns's pods, as
+// user, is refused (refused) or admitted (!refused) by the policy.
+func awaitRefusal(ctx context.Context, client kubernetes.Interface, ns, user string, refused bool) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, refusalWithin, true, func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pods.Items) == 0 {
+			last = err
+			if err == nil {
+				last = errors.New("no pod in the namespace to try a deletion on")
+			}
+			return false, nil
+		}
+		last = client.CoreV1().RESTClient().Delete().Namespace(ns).Resource("pods").Name(pods.Items[0].Name).
+			SetHeader("Impersonate-User", user).Body(&metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}).Do(ctx).Error()
+		byPolicy := last != nil && strings.Contains(last.Error(), refusalName(ns))
+		if last != nil && !byPolicy && !apierrors.IsNotFound(last) {
+			return false, fmt.Errorf("a dry-run deletion as %s (impersonated: the harness's credentials must allow it) failed: %w", user, last)
+		}
+		return byPolicy == refused, nil
+	})
+	if err != nil {
+		want := "refused"
+		if !refused {
+			want = "admitted again"
+		}
+		return fmt.Errorf("the controller's pod deletions were not %s within %s (last try: %v): %w", want, refusalWithin, last, err)
+	}
+	return nil
+}
+
+// refusalTimes are when refusePodChanges and allowPodChanges took effect in
+// a run: the invariants treat each as a restart (invariants.Context.
+// Restarts), since a controller whose requests were refused retries on its
+// own backoff (the built-in's reaches 60 s), which is no lag of its own.
+func refusalTimes(steps []StepResult) []time.Time {
+	var out []time.Time
+	for _, s := range steps {
+		if s.OK && (s.What == "act "+scenarios.ActRefusePodChanges || s.What == "act "+scenarios.ActAllowPodChanges) {
+			out = append(out, s.Time)
+		}
+	}
+	return out
+}
