@@ -522,10 +522,12 @@ func judge(ctx context.Context, r *Result, j judged) {
 }
 
 // recreateSkipped is why a Job created again under its name was not run
-// ("" when it was, or none was): the apiserver dropped its spec.managedBy.
+// ("" when it was, or none was): the apiserver dropped its spec.managedBy;
+// or why the controller's pod changes could not be refused (its identity
+// unknown to the harness): the rest was not run either.
 func recreateSkipped(steps []StepResult) string {
 	for _, st := range steps {
-		if st.Skipped && st.What == "act "+scenarios.ActRecreateJob {
+		if st.Skipped && (st.What == "act "+scenarios.ActRecreateJob || st.What == "act "+scenarios.ActRefusePodChanges) {
 			return st.Message
 		}
 	}

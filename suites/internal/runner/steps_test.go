@@ -167,3 +167,37 @@ func TestDescribePattern(t *testing.T) {
 		}
 	}
 }
+
+// A refusal of the controller's pod changes that cannot be made (its
+// identity unknown to the harness) skips the rest of the run, which was
+// written for the refusal, rather than fail it; made refusals and their
+// ends are what the invariants treat as restarts.
+func TestRefusalWithoutIdentitySkipsTheRest(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := fake.NewClientset(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: JobName}})
+	rec, err := recorder.Start(ctx, client, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Stop()
+	steps := []scenarios.Step{
+		{Act: &scenarios.Action{Kind: scenarios.ActRefusePodChanges}},
+		{Await: &scenarios.StatusPattern{Succeeded: ptr.To[int32](2)}, Timeout: scenarios.Duration{Duration: time.Minute}},
+		{Act: &scenarios.Action{Kind: scenarios.ActAllowPodChanges}},
+	}
+	external := Controller{Name: "mine", ManagedBy: ptr.To("example.com/mine")}
+	res := stepper{client: client, pods: client, ns: "ns", rec: rec, version: "v1.37.1", controller: external}.runSteps(ctx, steps)
+	if len(res) != 2 || !res[0].Skipped || !res[1].Skipped || res[1].What != "the rest" || !strings.Contains(res[0].Message, "identity") {
+		t.Fatalf("steps: %+v", res)
+	}
+	if why := recreateSkipped(res); why == "" {
+		t.Error("the run is not skipped")
+	}
+	at := time.Now()
+	made := []StepResult{{What: "act " + scenarios.ActRefusePodChanges, OK: true, Time: at}, {What: "act " + scenarios.ActAllowPodChanges, OK: true, Time: at.Add(time.Second)},
+		{What: "act " + scenarios.ActDeletePod, OK: true, Time: at}}
+	if got := refusalTimes(made); len(got) != 2 {
+		t.Errorf("refusal times: %v", got)
+	}
+}
