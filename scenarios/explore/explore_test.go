@@ -2,6 +2,7 @@ package explore
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -309,4 +310,72 @@ func TestFailingJobsEndWithinTheirAwait(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The field test on what is rendered (issue #69, item 6): over 1,000
+// cases, the shapes of the pod failure and success policies counted in the
+// Jobs themselves, not in the generator's notes; a shape never drawn fails.
+func TestPolicyShapesRendered(t *testing.T) {
+	shapes := map[string]int{}
+	for _, c := range Generate(1, 1000) {
+		j := c.Scenario.Job
+		if p := j.SuccessPolicy; p != nil {
+			shapes[fmt.Sprintf("success rules: %d", len(p.Rules))]++
+			for _, r := range p.Rules {
+				ix := ptr.Deref(r.SucceededIndexes, "")
+				switch {
+				case strings.Contains(ix, ","):
+					shapes["succeededIndexes: a list"]++
+				case strings.Contains(ix, "-"):
+					shapes["succeededIndexes: a range"]++
+				}
+				if r.SucceededIndexes != nil && r.SucceededCount != nil && int(*r.SucceededCount) < countIndexes(ix) {
+					shapes["succeededCount below its indexes"]++
+				}
+			}
+		}
+		if p := j.PodFailurePolicy; p != nil {
+			for _, r := range p.Rules {
+				if r.OnExitCodes != nil {
+					shapes[fmt.Sprintf("onExitCodes %s with %d values", r.OnExitCodes.Operator, len(r.OnExitCodes.Values))]++
+					if r.Action == batchv1.PodFailurePolicyActionIgnore {
+						shapes["Ignore on exit codes"]++
+					}
+				}
+				if len(r.OnPodConditions) > 1 {
+					shapes["onPodConditions: two patterns"]++
+				}
+				for _, pc := range r.OnPodConditions {
+					shapes["onPodConditions status "+string(pc.Status)]++
+					if pc.Type != corev1.DisruptionTarget {
+						shapes["onPodConditions type "+string(pc.Type)]++
+					}
+				}
+			}
+		}
+	}
+	for _, want := range []string{"success rules: 1", "success rules: 2", "success rules: 3", "succeededIndexes: a list",
+		"succeededIndexes: a range", "succeededCount below its indexes", "onExitCodes In with 1 values", "onExitCodes In with 2 values",
+		"onExitCodes NotIn with 1 values", "onExitCodes NotIn with 2 values", "Ignore on exit codes", "onPodConditions: two patterns",
+		"onPodConditions status True", "onPodConditions status False", "onPodConditions status Unknown",
+		"onPodConditions type Ready", "onPodConditions type ContainersReady", "onPodConditions type PodScheduled"} {
+		if shapes[want] == 0 {
+			t.Errorf("%s: never drawn in 1,000 cases", want)
+		}
+	}
+	t.Logf("shapes over 1,000 cases: %v", shapes)
+}
+
+// countIndexes counts the indexes of a succeededIndexes string ("0,2-3": 3).
+func countIndexes(s string) int {
+	n := 0
+	for _, part := range strings.Split(s, ",") {
+		var a, b int
+		if _, err := fmt.Sscanf(part, "%d-%d", &a, &b); err == nil {
+			n += b - a + 1
+		} else if part != "" {
+			n++
+		}
+	}
+	return n
 }

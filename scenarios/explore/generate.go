@@ -271,7 +271,11 @@ func (g *gen) pods(s *scenarios.Scenario, indexed bool, completions int32, onFai
 }
 
 // podFailurePolicy draws one or two rules over the exit codes the pods may
-// have (1, 42) and over an eviction's DisruptionTarget.
+// have (1, 42) and over the conditions of a failed pod: an eviction's
+// DisruptionTarget, and those every failed pod carries (Ready and
+// ContainersReady False, PodScheduled True) or never (Unknown and the
+// statuses beside them), so that a rule matches every failure, some or
+// none.
 func (g *gen) podFailurePolicy(perIndex bool) *batchv1.PodFailurePolicy {
 	actions := []batchv1.PodFailurePolicyAction{batchv1.PodFailurePolicyActionFailJob, batchv1.PodFailurePolicyActionIgnore, batchv1.PodFailurePolicyActionCount}
 	if perIndex {
@@ -281,15 +285,23 @@ func (g *gen) podFailurePolicy(perIndex bool) *batchv1.PodFailurePolicy {
 	for range 1 + g.r.IntN(2) {
 		rule := batchv1.PodFailurePolicyRule{Action: pick(g, actions...)}
 		// Ignore only a disruption: a pod whose every run exits with an
-		// ignored code is retried without end.
-		if rule.Action != batchv1.PodFailurePolicyActionIgnore && g.chance(0.75) {
+		// ignored code, or fails with a condition every failed pod has,
+		// is retried without end (an ignored SIGTERM exit is drawn with
+		// the act that deletes a pod: ignoreTrapExit).
+		switch {
+		case rule.Action != batchv1.PodFailurePolicyActionIgnore && g.chance(0.6):
 			op := pick(g, batchv1.PodFailurePolicyOnExitCodesOpIn, batchv1.PodFailurePolicyOnExitCodesOpNotIn)
 			vals := []int32{pick(g, int32(1), 42)}
-			if op == batchv1.PodFailurePolicyOnExitCodesOpNotIn && g.chance(0.5) {
+			switch {
+			case op == batchv1.PodFailurePolicyOnExitCodesOpNotIn && g.chance(0.5):
 				vals = []int32{0}
+			case g.chance(0.3):
+				vals = []int32{1, 42} // both codes: In matches every failure, NotIn none
 			}
 			rule.OnExitCodes = &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: op, Values: vals}
-		} else {
+		case rule.Action != batchv1.PodFailurePolicyActionIgnore && g.chance(0.6):
+			rule.OnPodConditions = g.conditionPatterns()
+		default:
 			rule.OnPodConditions = []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}
 		}
 		p.Rules = append(p.Rules, rule)
@@ -297,22 +309,78 @@ func (g *gen) podFailurePolicy(perIndex bool) *batchv1.PodFailurePolicy {
 	return p
 }
 
-// successPolicy draws a rule of indexes, of a count, or of both.
+// conditionPatterns draws one or two condition patterns of a rule: a
+// condition type a failed pod may carry, with any status.
+func (g *gen) conditionPatterns() []batchv1.PodFailurePolicyOnPodConditionsPattern {
+	types := []corev1.PodConditionType{corev1.DisruptionTarget, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled}
+	statuses := []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown}
+	var out []batchv1.PodFailurePolicyOnPodConditionsPattern
+	for range 1 + g.r.IntN(2) {
+		c := batchv1.PodFailurePolicyOnPodConditionsPattern{Type: pick(g, types...), Status: pick(g, statuses...)}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ignoreTrapExit puts first in s's pod failure policy a rule that ignores
+// the exit of a pod stopped in its SIGTERM trap (143 when the trap ends in
+// its grace period, 137 when killed): the failure of the pod the act
+// deletes or evicts is not counted, and the others' still are.
+func ignoreTrapExit(s *scenarios.Scenario) {
+	rule := batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionIgnore,
+		OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{137, 143}}}
+	s.Job.PodFailurePolicy.Rules = append([]batchv1.PodFailurePolicyRule{rule}, s.Job.PodFailurePolicy.Rules...)
+}
+
+// successPolicy draws one to three rules, each of indexes (a subset of
+// [0, completions): single indexes, lists and ranges), of a count, or of
+// a count over a subset.
 func (g *gen) successPolicy(completions int32) *batchv1.SuccessPolicy {
-	var rule batchv1.SuccessPolicyRule
+	p := &batchv1.SuccessPolicy{}
+	for range 1 + g.r.IntN(3) {
+		var rule batchv1.SuccessPolicyRule
+		switch g.r.IntN(3) {
+		case 0:
+			rule.SucceededIndexes = ptr.To(indexString(g.indexSubset(completions)))
+		case 1:
+			rule.SucceededCount = ptr.To(pick(g, edges(completions)...))
+			if *rule.SucceededCount < 1 || *rule.SucceededCount > completions {
+				rule.SucceededCount = ptr.To(completions)
+			}
+		default:
+			sub := g.indexSubset(completions)
+			rule.SucceededIndexes = ptr.To(indexString(sub))
+			rule.SucceededCount = ptr.To(pick(g, int32(1), max(int32(len(sub))-1, 1), int32(len(sub))))
+		}
+		p.Rules = append(p.Rules, rule)
+	}
+	return p
+}
+
+// indexSubset draws a non-empty subset of [0, n): every index, the first,
+// or each index with even odds.
+func (g *gen) indexSubset(n int32) []int32 {
+	var out []int32
 	switch g.r.IntN(3) {
 	case 0:
-		rule.SucceededIndexes = ptr.To(pick(g, "0", indexRange(completions)))
-	case 1:
-		rule.SucceededCount = ptr.To(pick(g, edges(completions)...))
-		if *rule.SucceededCount < 1 || *rule.SucceededCount > completions {
-			rule.SucceededCount = ptr.To(completions)
+		for i := range n {
+			out = append(out, i)
 		}
+	case 1:
+		out = []int32{0}
 	default:
-		rule.SucceededIndexes = ptr.To(indexRange(completions))
-		rule.SucceededCount = ptr.To(max(completions-1, 1))
+		for i := range n {
+			if g.chance(0.5) {
+				out = append(out, i)
+			}
+		}
+		if len(out) == 0 {
+			out = []int32{n - 1}
+		}
 	}
-	return &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{rule}}
+	return out
 }
 
 // steps draws the case's plan: created suspended and resumed, an act on a
@@ -396,7 +464,13 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 // parallelism scaled; deleted and made again under its name, as JobSet
 // does on a restart: the new Job owes nothing to the old one's backoff).
 var Acts = []string{scenarios.ActDeletePod, scenarios.ActEvictPod, scenarios.ActOrphanPod, scenarios.ActReleasePod,
-	scenarios.ActSuspend, scenarios.ActScale, scenarios.ActCreatePod, scenarios.ActRecreateJob}
+	scenarios.ActSuspend, scenarios.ActScale, scenarios.ActCreatePod, scenarios.ActRecreateJob, scenarios.ActRefusePodChanges}
+
+// refusalHolds is how long refusePodChanges' refusal lasts in a case:
+// longer than the first wave's runs (actRun), so that their ends — the
+// finalizer removals, and the deletions a finished Job, a deadline or a
+// rule asks for — come while the controller's pod changes are refused.
+const refusalHolds = 12 * time.Second
 
 // act is the steps of act, drawn for s; first is the await of the first
 // wave before it, which an act may need otherwise.
@@ -413,7 +487,7 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 		if elastic(s) && g.chance(0.5) {
 			return g.elasticScale(s, first, features)
 		}
-		if indexed(s) && wave >= 2 && g.chance(0.5) {
+		if indexed(s) && wave >= 2 && g.chance(0.75) {
 			return scaleDownUnready(s, wave, first)
 		}
 		// Down to 1, or up by one: parallelism against what runs.
@@ -478,9 +552,26 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 				{Act: &scenarios.Action{Kind: act}},
 			}
 		}
+	case scenarios.ActRefusePodChanges:
+		// The apiserver refuses the controller's pod deletions and
+		// finalizer removals while the first wave ends, then allows them:
+		// its retries after API errors, whatever the Job's shape.
+		return []scenarios.Step{
+			{Act: &scenarios.Action{Kind: act}},
+			{Await: &scenarios.StatusPattern{}, Holds: yamltypes.Duration{Duration: refusalHolds}},
+			{Act: &scenarios.Action{Kind: scenarios.ActAllowPodChanges}},
+		}
 	case scenarios.ActOrphanPod, scenarios.ActReleasePod:
 		features["adoption"] = true
+	case scenarios.ActEvictPod:
+		if s.Job.PodFailurePolicy != nil && s.Pods.SIGTERM != nil && g.chance(0.5) {
+			ignoreTrapExit(s)
+		}
 	case scenarios.ActDeletePod:
+		if s.Job.PodFailurePolicy != nil && s.Pods.SIGTERM != nil && g.chance(0.5) {
+			ignoreTrapExit(s)
+			break
+		}
 		if j := &s.Job; j.Completions != nil && *j.Completions > wave && g.chance(0.5) {
 			// Instead: the first wave ends (every pod succeeds) while the
 			// apiserver refuses the namespace's new pods (a full quota), so
@@ -592,6 +683,25 @@ func indexRange(n int32) string {
 	return fmt.Sprintf("0-%d", n-1)
 }
 
+// indexString writes sorted indexes as the API does: runs of two or more
+// as "a-b", the rest single, comma-separated.
+func indexString(ix []int32) string {
+	var parts []string
+	for i := 0; i < len(ix); {
+		j := i
+		for j+1 < len(ix) && ix[j+1] == ix[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ix[i], ix[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(int(ix[i])))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
 func policyString(p *batchv1.PodFailurePolicy) string {
 	if p == nil {
 		return "unset"
@@ -602,7 +712,11 @@ func policyString(p *batchv1.PodFailurePolicy) string {
 		case r.OnExitCodes != nil:
 			rs = append(rs, fmt.Sprintf("%s on exit %s %v", r.Action, r.OnExitCodes.Operator, r.OnExitCodes.Values))
 		default:
-			rs = append(rs, fmt.Sprintf("%s on DisruptionTarget", r.Action))
+			var cs []string
+			for _, c := range r.OnPodConditions {
+				cs = append(cs, fmt.Sprintf("%s=%s", c.Type, c.Status))
+			}
+			rs = append(rs, fmt.Sprintf("%s on %s", r.Action, strings.Join(cs, ",")))
 		}
 	}
 	return strings.Join(rs, "; ")
@@ -612,8 +726,11 @@ func successString(p *batchv1.SuccessPolicy) string {
 	if p == nil {
 		return "unset"
 	}
-	r := p.Rules[0]
-	return fmt.Sprintf("indexes=%s count=%s", optional(r.SucceededIndexes), optional(r.SucceededCount))
+	var rs []string
+	for _, r := range p.Rules {
+		rs = append(rs, fmt.Sprintf("indexes=%s count=%s", optional(r.SucceededIndexes), optional(r.SucceededCount)))
+	}
+	return strings.Join(rs, "; ")
 }
 
 func containerString(p scenarios.PodBehavior) string {
@@ -651,13 +768,14 @@ func Render(s *scenarios.Scenario) ([]byte, error) {
 	return yaml.Marshal(prune(v))
 }
 
-// prune drops nulls, "0s" and the objects and lists left empty.
+// prune drops nulls, "0s" and the objects and lists left empty — but an
+// empty await, which matches any status (a refusal's hold).
 func prune(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
 			e = prune(e)
-			if empty(e) {
+			if empty(e) && (k != "await" || e == nil) {
 				delete(t, k)
 			} else {
 				t[k] = e

@@ -113,27 +113,41 @@ func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 			})
 			continue
 		}
-		if s.Steps[i].Act.Kind == scenarios.ActRefusePods {
-			// A refusal of new pods, whole: the await before it, the acts
-			// and awaits inside, and the allowPods that ends it (cut
-			// apart, every pod would stay refused); its allowance with it.
-			if j := actAfter(s, i, scenarios.ActAllowPods); j > 0 {
+		if k := s.Steps[i].Act.Kind; k == scenarios.ActRefusePods || k == scenarios.ActRefusePodChanges {
+			// A refusal of new pods or of pod changes, whole: the await
+			// before it, the acts and awaits inside, and the allow that
+			// ends it (cut apart, the refusal would last to the end); its
+			// allowance with it.
+			end := scenarios.ActAllowPods
+			if k == scenarios.ActRefusePodChanges {
+				end = scenarios.ActAllowPodChanges
+			}
+			if j := actAfter(s, i, end); j > 0 {
 				out = append(out, func(c *scenarios.Scenario) bool {
 					c.Steps = slices.Delete(c.Steps, i-1, j+1)
-					delete(c.Oracle.Differ, refusedCreates)
+					if k == scenarios.ActRefusePods {
+						delete(c.Oracle.Differ, refusedCreates)
+					}
 					return true
 				})
 			}
 			continue
 		}
-		if k := s.Steps[i].Act.Kind; (k == scenarios.ActResume && suspendedBy(s, i)) || k == scenarios.ActAllowPods {
+		if k := s.Steps[i].Act.Kind; (k == scenarios.ActResume && suspendedBy(s, i)) || k == scenarios.ActAllowPods || k == scenarios.ActAllowPodChanges {
 			continue // an in-run suspension's resume, a refusal's end: cut with it
 		}
 		out = append(out, func(c *scenarios.Scenario) bool {
 			if c.Steps[i].Act.Kind == scenarios.ActResume {
 				c.Job.Suspend = nil
 			}
-			c.Steps = slices.Delete(c.Steps, i-1, i+1)
+			// With every await that leads to it (the first wave's, and
+			// the failures' awaited after it by the forms that act once a
+			// backoff is pending): none is left to wait for nothing.
+			from := i - 1
+			for from > 0 && c.Steps[from-1].Await != nil {
+				from--
+			}
+			c.Steps = slices.Delete(c.Steps, from, i+1)
 			return true
 		})
 	}

@@ -178,40 +178,46 @@ func awaitedDone(s *scenarios.Scenario, ix string) bool {
 	return false
 }
 
-// A refusal of new pods is cut whole: no candidate refuses pods without
-// allowing them again after (every pod would stay refused), or allows
-// them without a refusal, or keeps the refusal's allowance without it.
+// A refusal (of new pods, or of the controller's pod changes) is cut
+// whole: no candidate refuses without allowing again after (the refusal
+// would last to the end), or allows without a refusal, or keeps the
+// refusal of new pods' allowance without it.
 func TestShrinkKeepsRefusalsWhole(t *testing.T) {
-	seen := 0
-	for _, c := range Generate(5, 120) {
-		if !slices.ContainsFunc(c.Scenario.Steps, isAct(scenarios.ActRefusePods)) {
-			continue
-		}
-		seen++
-		for _, k := range Shrink(c.Scenario) {
-			refused := false
-			for _, st := range k.Steps {
-				switch {
-				case isAct(scenarios.ActRefusePods)(st):
-					refused = true
-				case isAct(scenarios.ActAllowPods)(st):
-					if !refused {
-						t.Errorf("%s: pods allowed with no refusal before", k.Name)
+	pairs := map[string]string{scenarios.ActRefusePods: scenarios.ActAllowPods, scenarios.ActRefusePodChanges: scenarios.ActAllowPodChanges}
+	seen := map[string]int{}
+	for _, c := range Generate(5, 1000) {
+		for refuse, allow := range pairs {
+			if !slices.ContainsFunc(c.Scenario.Steps, isAct(refuse)) {
+				continue
+			}
+			seen[refuse]++
+			for _, k := range Shrink(c.Scenario) {
+				refused := false
+				for _, st := range k.Steps {
+					switch {
+					case isAct(refuse)(st):
+						refused = true
+					case isAct(allow)(st):
+						if !refused {
+							t.Errorf("%s: %s with no %s before", k.Name, allow, refuse)
+						}
+						refused = false
 					}
-					refused = false
 				}
-			}
-			if refused {
-				t.Errorf("%s: pods refused to the end", k.Name)
-			}
-			_, allowed := k.Oracle.Differ[refusedCreates]
-			if refusals := slices.ContainsFunc(k.Steps, isAct(scenarios.ActRefusePods)); allowed != refusals {
-				t.Errorf("%s: FailedCreate's allowance %v, a refusal %v", k.Name, allowed, refusals)
+				if refused {
+					t.Errorf("%s: %s to the end", k.Name, refuse)
+				}
+				_, allowed := k.Oracle.Differ[refusedCreates]
+				if refusals := slices.ContainsFunc(k.Steps, isAct(scenarios.ActRefusePods)); allowed != refusals {
+					t.Errorf("%s: FailedCreate's allowance %v, a refusal of new pods %v", k.Name, allowed, refusals)
+				}
 			}
 		}
 	}
-	if seen == 0 {
-		t.Fatal("no generated case of seed 5's 120 refuses pods")
+	for refuse := range pairs {
+		if seen[refuse] == 0 {
+			t.Errorf("no generated case of seed 5's 1,000 acts %s", refuse)
+		}
 	}
 }
 
