@@ -3,6 +3,7 @@ package reports
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,5 +117,18 @@ func TestDiffNamesTheBuilds(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "Judged by jobconform v0.2.0 bbbbbbbbbbbb.") {
 		t.Errorf("summary.md does not name its build:\n%s", b.String())
+	}
+}
+
+// The builds that judged runs: a spec skipped before it ran names none (a
+// control not asked for), a run of a report older than the field is
+// "unknown".
+func TestMakers(t *testing.T) {
+	runs := []Run{{Verdict: "PASS", Jobconform: "v1 abc"}, {Verdict: "skip"}, {Verdict: "PASS"}}
+	if got := Makers(runs[:2]); !slices.Equal(got, []string{"v1 abc"}) {
+		t.Errorf("makers: %v", got)
+	}
+	if got := Makers(runs); !slices.Equal(got, []string{"unknown", "v1 abc"}) {
+		t.Errorf("makers with an old run: %v", got)
 	}
 }

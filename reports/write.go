@@ -134,10 +134,15 @@ type page struct {
 }
 
 // Makers are the jobconform builds that judged runs (Run.Jobconform),
-// sorted; "unknown" stands for runs of reports older than the field.
+// sorted; "unknown" stands for runs of reports older than the field. A
+// spec skipped before it ran anything (a control not asked for) judged
+// nothing and names no build.
 func Makers(runs []Run) []string {
 	seen := map[string]bool{}
 	for _, r := range runs {
+		if r.Jobconform == "" && r.Verdict == "skip" {
+			continue
+		}
 		seen[cmp.Or(r.Jobconform, "unknown")] = true
 	}
 	return slices.Sorted(maps.Keys(seen))

@@ -76,6 +76,12 @@ var (
 	info Info
 )
 
+// stamped is the version a release build sets (go build -ldflags "-X
+// github.com/jobconform/jobconform/internal/buildinfo.stamped=v0.3.0":
+// make dist, action.yml), where the module's own version is not known:
+// a build from a tree without git, such as an action's checkout.
+var stamped string
+
 // Read is this process's build, read once.
 func Read() Info {
 	once.Do(func() { info = read() })
@@ -101,6 +107,9 @@ func read() Info {
 	}
 	if i.Commit == "" && bi.Main.Path == Module {
 		i.Commit, i.Modified, i.FromCheckout = checkout()
+	}
+	if stamped != "" {
+		i.Version = stamped
 	}
 	return i
 }

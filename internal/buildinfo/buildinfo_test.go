@@ -26,3 +26,13 @@ func TestRead(t *testing.T) {
 		t.Errorf("Read: %+v", i)
 	}
 }
+
+// A release build's stamped version (make dist, action.yml) is the version,
+// whatever the module's own says.
+func TestStamped(t *testing.T) {
+	defer func(old string) { stamped = old }(stamped)
+	stamped = "v0.3.0"
+	if i := read(); i.Version != "v0.3.0" {
+		t.Errorf("version %q, want the stamped v0.3.0", i.Version)
+	}
+}
