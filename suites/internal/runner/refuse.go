@@ -98,6 +98,21 @@ func removeRefusal(ctx context.Context, client kubernetes.Interface, ns string) 
 	return nil
 }
 
+// liftRefusal is what a run defers to remove its refusal of pod changes,
+// if its scenario makes one: even when the run failed or was interrupted,
+// for the policy is a cluster object, which the namespace's deletion
+// leaves behind.
+func liftRefusal(s *scenarios.Scenario, client kubernetes.Interface, ns string) func() {
+	if !s.Acts(scenarios.ActRefusePodChanges) {
+		return func() {}
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = removeRefusal(ctx, client, ns)
+	}
+}
+
 // refusalWithin bounds how long the apiserver takes to enforce a policy
 // made or removed (its informer and type check: about a second).
 const refusalWithin = 30 * time.Second

@@ -381,15 +381,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 		return r
 	}
 	defer func() { stopRecording(); r.Timeline = rec.Entries() }()
-	if s.Acts(scenarios.ActRefusePodChanges) {
-		defer func() {
-			// Lifted even when the run failed or was interrupted: a cluster
-			// object, which the namespace's deletion leaves behind.
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = removeRefusal(ctx, podClient, ns)
-		}()
-	}
+	defer liftRefusal(s, podClient, ns)()
 	if o.PrepareNamespace != nil {
 		if err := o.PrepareNamespace(ctx, ns); err != nil {
 			r.Err = fmt.Errorf("prepare namespace %s for %s: %w", ns, c.Name, err)
@@ -414,10 +406,7 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	if inj != nil {
 		defer closeChaos(inj, r)
 	}
-	var copyName string
-	if c.Dispatched {
-		copyName = JobName + recorder.WorkerSuffix
-	}
+	copyName := copyNameOf(c)
 	current := created.UID
 	r.Steps = stepper{client: client, pods: podClient, ns: ns, copy: copyName, rec: rec, inj: inj, version: version, builtIn: c.ManagedBy == nil, controller: c, finalizer: c.Finalizer,
 		job: job, current: &current}.runSteps(ctx, s.Steps)
@@ -429,6 +418,15 @@ func RunWith(ctx context.Context, client kubernetes.Interface, version string, s
 	}
 	judge(ctx, r, judged{client: client, version: version, s: s, c: c, o: o, ns: ns, copyName: copyName, rec: rec, inj: inj, metrics: metrics, meter: meter, auditFrom: auditFrom})
 	return r
+}
+
+// copyNameOf is the name the recording gives the worker's copy of a
+// dispatched Job ("" for other controllers).
+func copyNameOf(c Controller) string {
+	if c.Dispatched {
+		return JobName + recorder.WorkerSuffix
+	}
+	return ""
 }
 
 // judged is what the end of a run reads: the run's settings, its
