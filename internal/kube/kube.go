@@ -26,6 +26,11 @@ const (
 	RunLabel  = "jobconform.io/run"
 )
 
+// NamespaceLabel names, on a cluster object jobconform makes for one run's
+// namespace (the admission policy of a refusal of pod changes), that
+// namespace: what is left of a gone namespace is found by it.
+const NamespaceLabel = "jobconform.io/namespace"
+
 // JobControllerUser is the identity of kube-controller-manager's Job
 // controller where it runs with --use-service-account-credentials (the
 // local provider's): its requests in the apiserver's audit log.

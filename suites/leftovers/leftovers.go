@@ -1,7 +1,8 @@
 // Package leftovers finds and removes what jobconform leaves on a cluster it
 // did not create: its namespaces (and the pods there still holding a
 // jobconform finalizer, whose controller is gone), the nodes a chaos drain or
-// taint changed, the preemptors' PriorityClass. jobconform run sweeps its own
+// taint changed, the preemptors' PriorityClass, the admission policies that
+// refused a controller's pod changes. jobconform run sweeps its own
 // after a run on --kubeconfig, an interrupted one too; jobconform cleanup
 // sweeps every run's (one killed before it could).
 package leftovers
@@ -92,7 +93,50 @@ func Find(ctx context.Context, c kubernetes.Interface, run string) ([]string, er
 	} else if pc {
 		out = append(out, "PriorityClass "+chaos.PreemptorPriorityClass)
 	}
+	refusing, err := refusals(ctx, c, of)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refusing {
+		out = append(out, "ValidatingAdmissionPolicy and binding "+r+" (a refusal of pod changes)")
+	}
 	return out, nil
+}
+
+// refusals are the names of the admission policies (and bindings, named
+// alike) that refused a controller's pod changes and are run's to remove
+// (of: nil for every run's).
+func refusals(ctx context.Context, c kubernetes.Interface, of func(string) bool) ([]string, error) {
+	list, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{LabelSelector: kube.TestLabel + "=true"})
+	if err != nil {
+		return nil, fmt.Errorf("list ValidatingAdmissionPolicies: %w", err)
+	}
+	var out []string
+	for _, p := range list.Items {
+		if of == nil || of(p.Labels[kube.NamespaceLabel]) {
+			out = append(out, p.Name)
+		}
+	}
+	return out, nil
+}
+
+// removeRefusals deletes refusals' policies and their bindings.
+func removeRefusals(ctx context.Context, c kubernetes.Interface, of func(string) bool) error {
+	names, err := refusals(ctx, c, of)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range names {
+		a := c.AdmissionregistrationV1()
+		if err := a.ValidatingAdmissionPolicyBindings().Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+		if err := a.ValidatingAdmissionPolicies().Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // preemptorClass tells whether the preemptors' PriorityClass is there and
@@ -142,7 +186,7 @@ func Remove(ctx context.Context, c kubernetes.Interface, run string, timeout tim
 	if len(restored) > 0 {
 		fmt.Fprintf(progress, "restored nodes %s (cordons and taints of jobconform's chaos undone)\n", strings.Join(restored, ", "))
 	}
-	errs = append(errs, err)
+	errs = append(errs, err, removeRefusals(ctx, c, of))
 	if pc, err := preemptorClass(ctx, c, run); err != nil {
 		errs = append(errs, err)
 	} else if pc {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,5 +84,40 @@ func TestReleasePods(t *testing.T) {
 	p, _ := c.CoreV1().Pods("x").Get(ctx, "p", metav1.GetOptions{})
 	if strings.Join(p.Finalizers, ",") != "example.com/keep" {
 		t.Errorf("finalizers after release: %v", p.Finalizers)
+	}
+}
+
+// A refusal of pod changes left by a run (its admission policy and binding,
+// cluster objects) is found and removed with its namespace's run, or once
+// that namespace is gone; another live run's stays.
+func TestRemoveRefusals(t *testing.T) {
+	ctx := context.Background()
+	refusal := func(name, namespace string) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+		meta := metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.TestLabel: "true", kube.NamespaceLabel: namespace}}
+		return &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: meta}, &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: meta}
+	}
+	p1, b1 := refusal("refuse-ours", "ours-1")
+	p2, b2 := refusal("refuse-theirs", "theirs-1")
+	p3, b3 := refusal("refuse-gone", "gone-ns")
+	other := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "a-users-own"}}
+	c := fake.NewClientset(ns("ours-1", "a"), ns("theirs-1", "b"), p1, b1, p2, b2, p3, b3, other)
+	found, err := Find(ctx, c, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(found, "; "); !strings.Contains(got, "refuse-ours") || !strings.Contains(got, "refuse-gone") || strings.Contains(got, "refuse-theirs") {
+		t.Errorf("Find(a) = %q", found)
+	}
+	if err := Remove(ctx, c, "a", 5*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := c.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
+	bindings, _ := c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx, metav1.ListOptions{})
+	var names []string
+	for _, p := range left.Items {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "a-users-own,refuse-theirs" || len(bindings.Items) != 1 {
+		t.Errorf("after run a's sweep: policies %v, %d bindings; want a-users-own and refuse-theirs, one binding", names, len(bindings.Items))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobconform/jobconform/internal/kube"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/oracle"
 )
@@ -36,8 +37,11 @@ func refusePodChanges(ctx context.Context, client kubernetes.Interface, ns, user
 		return errors.New("refusePodChanges needs the identity the controller's requests carry (runner.Controller.User), which the harness does not know for this controller")
 	}
 	name := refusalName(ns)
+	// Labelled so that jobconform cleanup finds it if this run is killed
+	// before its clean-up (suites/leftovers).
+	meta := metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.TestLabel: "true", kube.NamespaceLabel: ns}}
 	policy := &admissionv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		ObjectMeta: meta,
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionv1.Fail),
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
@@ -51,7 +55,7 @@ func refusePodChanges(ctx context.Context, client kubernetes.Interface, ns, user
 		},
 	}
 	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		ObjectMeta: meta,
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        name,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
@@ -123,12 +127,15 @@ func awaitRefusal(ctx context.Context, client kubernetes.Interface, ns, user str
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, refusalWithin, true, func(ctx context.Context) (bool, error) {
 		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil || len(pods.Items) == 0 {
+		if err != nil {
 			last = err
-			if err == nil {
-				last = errors.New("no pod in the namespace to try a deletion on")
-			}
 			return false, nil
+		}
+		if len(pods.Items) == 0 {
+			// Nothing to refuse a change of: a refusal waits for a pod to try
+			// it on; its end, with the policy gone, has nothing left to admit.
+			last = errors.New("no pod in the namespace to try a deletion on")
+			return !refused, nil
 		}
 		last = client.CoreV1().RESTClient().Delete().Namespace(ns).Resource("pods").Name(pods.Items[0].Name).
 			SetHeader("Impersonate-User", user).Body(&metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}).Do(ctx).Error()

@@ -169,6 +169,26 @@ func (sp stepper) podsUser() string {
 	return sp.controller.User
 }
 
+// unknownIdentity is why the harness does not know podsUser ("" when it
+// does): a controller it did not start; or a built-in controller that a
+// cluster's kube-controller-manager runs under its own identity, not the
+// job-controller service account (--use-service-account-credentials, as
+// kubeadm, kind and the local provider set it), whose absence says so.
+func (sp stepper) unknownIdentity(ctx context.Context) string {
+	user := sp.podsUser()
+	if user == "" {
+		return "the harness knows it for the controllers it starts (--external-command) and the built-in"
+	}
+	if user != kube.JobControllerUser {
+		return ""
+	}
+	_, err := sp.pods.CoreV1().ServiceAccounts("kube-system").Get(ctx, "job-controller", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "the cluster has no kube-system/job-controller service account, so its kube-controller-manager runs the Job controller under an identity of its own"
+	}
+	return ""
+}
+
 // runAct does an act; finishing a pod is done once its end is seen.
 func (sp stepper) runAct(ctx context.Context, res StepResult, a scenarios.Action) StepResult {
 	if a.Kind == scenarios.ActRecreateJob {
@@ -183,10 +203,9 @@ func (sp stepper) runAct(ctx context.Context, res StepResult, a scenarios.Action
 	seen := len(sp.rec.Entries())
 	switch a.Kind {
 	case scenarios.ActRefusePodChanges, scenarios.ActAllowPodChanges:
-		if sp.podsUser() == "" {
+		if why := sp.unknownIdentity(ctx); why != "" {
 			// No verdict either way: the steps after it expect the refusal.
-			res.Skipped, res.Message = true, "not applicable: "+a.Kind+" needs the identity the controller's requests carry, "+
-				"which the harness knows for the controllers it starts (--external-command) and the built-in"
+			res.Skipped, res.Message = true, "not applicable: "+a.Kind+" needs the identity the controller's requests carry: "+why
 			return res
 		}
 		f := refusePodChanges
