@@ -91,13 +91,9 @@ func (sp stepper) runSteps(ctx context.Context, steps []scenarios.Step) []StepRe
 	// the Job's status from before the suspension.
 	from := 0
 	for i, st := range steps {
-		if len(out) > 0 && out[len(out)-1].Skipped && steps[i-1].Act != nil && steps[i-1].Act.Kind == scenarios.ActRecreateJob {
-			// The new Job is not the one the rest was written for.
-			out = append(out, StepResult{Index: i, What: "the rest", Skipped: true, Time: time.Now(), Message: "follows a recreation that did not make the Job asked for"})
-			break
-		}
-		if len(out) > 0 && out[len(out)-1].Skipped && steps[i-1].Act != nil && steps[i-1].Act.Kind == scenarios.ActRefusePodChanges {
-			out = append(out, StepResult{Index: i, What: "the rest", Skipped: true, Time: time.Now(), Message: "follows a refusal that could not be made"})
+		if len(out) > 0 && out[len(out)-1].Skipped && steps[i-1].Act != nil && restAfter[steps[i-1].Act.Kind] != "" {
+			// The rest was written for what the act could not do.
+			out = append(out, StepResult{Index: i, What: "the rest", Skipped: true, Time: time.Now(), Message: restAfter[steps[i-1].Act.Kind]})
 			break
 		}
 		if st.Await == nil && st.AwaitGone == nil {
@@ -157,6 +153,14 @@ func describeStep(st scenarios.Step) string {
 		return "act " + st.Act.Kind
 	}
 	return "chaos " + st.Chaos.Describe()
+}
+
+// restAfter are the acts whose skip skips the rest of the run (and the
+// run: recreateSkipped), with why: a Job made again that is not the one
+// asked for, a refusal that could not be made.
+var restAfter = map[string]string{
+	scenarios.ActRecreateJob:      "follows a recreation that did not make the Job asked for",
+	scenarios.ActRefusePodChanges: "follows a refusal that could not be made",
 }
 
 // podsUser is the identity of the controller that deletes and patches the
