@@ -15,9 +15,10 @@ JOBCONFORM := $(GO) run ./cmd/jobconform
 all: test
 
 ## run: the main job: conformance, chaos and drill suites on local clusters, the built-in and
-## reference controllers at the default release, the built-in alone at the previous minor
+## reference controllers at the default release, the built-in alone at the previous minor;
+## every run of the reference compared with the built-in's, or not judged for an accepted reason
 run:
-	$(JOBCONFORM) run --suites conformance,chaos,drill --builtin-at previous $(ARGS)
+	$(JOBCONFORM) run --suites conformance,chaos,drill --builtin-at previous --require-oracle $(ARGS)
 
 ## test: installs what it needs, go test of every package (integration specs start clusters),
 ## then the suites as make run runs them, the conformance suite on kubelet nodes, fidelity

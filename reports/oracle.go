@@ -48,6 +48,9 @@ func (r Run) oracleJudged() (applies, compared bool, why, untimed string) {
 type OracleTally struct {
 	Column              string
 	Compared, NotJudged int
+	// Unaccepted counts the runs not judged for a reason AcceptedNotJudged
+	// does not list: what --require-oracle fails.
+	Unaccepted int
 	// Reasons counts the runs not judged by why, the detail cut off
 	// (the scenario's own words stay on its run).
 	Reasons map[string]int
@@ -72,7 +75,14 @@ func (t OracleTally) String() string {
 	if t.NotJudged == 0 {
 		return s
 	}
-	return s + " (" + counted(t.Reasons) + ")"
+	s += " (" + counted(t.Reasons) + ")"
+	switch t.Unaccepted {
+	case 0:
+		return s + ", every one for an accepted reason"
+	case t.NotJudged:
+		return s
+	}
+	return s + fmt.Sprintf(", %d for a reason not accepted", t.Unaccepted)
 }
 
 // counted is "reason ×k; …", sorted.
@@ -114,6 +124,9 @@ func OracleTallies(runs []Run) []OracleTally {
 		}
 		t.NotJudged++
 		t.Reasons[reasonGroup(why)]++
+		if !AcceptedNotJudged(why) {
+			t.Unaccepted++
+		}
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].String() < order[j].String() })
 	out := make([]OracleTally, 0, len(order))
@@ -133,11 +146,46 @@ func reasonGroup(why string) string {
 }
 
 // NotJudgedByOracle counts the runs the differential verdict applies to and
-// did not judge (--require-oracle fails a run that has any).
+// did not judge for a reason AcceptedNotJudged does not list
+// (--require-oracle fails a run that has any).
 func NotJudgedByOracle(runs []Run) int {
 	n := 0
 	for _, t := range OracleTallies(runs) {
-		n += t.NotJudged
+		n += t.Unaccepted
 	}
 	return n
+}
+
+// AcceptedReasons are the only reasons a run may go not judged under
+// --require-oracle (docs/oracle.md, "Never silent", lists them): where the
+// built-in has, by design, no answer to compare with — never for want of
+// a run, a store that could not be read, or a suite that compares nothing.
+// Each is how the harness's note on the run starts (or, for the drill
+// suite's, what it holds).
+var AcceptedReasons = []string{
+	// The scenario promises what the built-in does not do (a controller's
+	// own feature): its steps and invariants judge the run.
+	"the scenario is not for the built-in controller",
+	// The chaos suite's check of itself: one seed, one action log.
+	"the harness's own check",
+	// The built-in's own two runs ended apart (explore.md).
+	"racy",
+	// The built-in's run does not apply there (its release lacks what the
+	// scenario needs), so neither does a comparison.
+	"its run was skipped",
+	// A drill step whose built-in acts on every Job (its JobManagedBy gate
+	// off): it is no oracle of a delegated Job there.
+	"the built-in's JobManagedBy gate is off",
+}
+
+// AcceptedNotJudged tells whether why, a run's reason for not being
+// judged, is one of AcceptedReasons.
+func AcceptedNotJudged(why string) bool {
+	why = strings.TrimPrefix(why, notComparedPrefix)
+	for _, a := range AcceptedReasons {
+		if strings.HasPrefix(why, a) || strings.Contains(why, " "+a+" ") {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,11 @@ package reports
 
 import (
 	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,5 +54,65 @@ func TestOracleTallies(t *testing.T) {
 	}
 	if !strings.Contains(page.String(), "its delays not: the built-in ran once") {
 		t.Errorf("report.html does not say why a compared run was not timed")
+	}
+}
+
+// --require-oracle fails only a run not judged for a reason outside
+// AcceptedReasons, and the tally says which kind each was.
+func TestAcceptedNotJudged(t *testing.T) {
+	note := func(why string) *Oracle { return &Oracle{Note: "not compared with the built-in: " + why} }
+	runs := []Run{
+		{Suite: "conformance", Controller: "reference", Version: "v1.37.1", Verdict: "PASS", Oracle: note("racy: the built-in's two runs ended apart")},
+		{Suite: "conformance", Controller: "reference", Version: "v1.37.1", Verdict: "PASS", Oracle: note("the scenario is not for the built-in controller")},
+		{Suite: "drill", Controller: "reference", Version: "v1.37.1", Verdict: "PASS", Oracle: note("in step 2 the built-in's JobManagedBy gate is off and it acts on this controller's Job too")},
+	}
+	if n := NotJudgedByOracle(runs); n != 0 {
+		t.Errorf("accepted reasons counted against --require-oracle: %d", n)
+	}
+	want := "not judged 3 (in step 2 the built-in's JobManagedBy gate is off and it acts on this controller's Job too ×1; racy ×1; the scenario is not for the built-in controller ×1), every one for an accepted reason"
+	if got := OracleTallies(runs)[0].String(); !strings.HasSuffix(got, want) {
+		t.Errorf("tally %q, want it to end %q", got, want)
+	}
+	runs = append(runs,
+		Run{Suite: "conformance", Controller: "reference", Version: "v1.37.1", Verdict: "PASS", Oracle: note("nothing was observed")},
+		Run{Suite: "conformance", Controller: "reference", Version: "v1.37.1", Verdict: "PASS", Oracle: note("its run is of Kubernetes v1.36.3 on kwok nodes, this one of v1.37.1 on kwok nodes")},
+	)
+	if n := NotJudgedByOracle(runs); n != 2 {
+		t.Errorf("not accepted: %d, want 2", n)
+	}
+	if got := OracleTallies(runs)[0].String(); !strings.HasSuffix(got, ", 2 for a reason not accepted") {
+		t.Errorf("tally %q does not count the reasons not accepted", got)
+	}
+}
+
+// Each accepted reason is how a note the suites write reads: a reworded
+// note must not drop out of the list unseen (nor the list keep a reason
+// no suite gives).
+func TestAcceptedReasonsWritten(t *testing.T) {
+	var notes []string
+	// The note's line: its string literals, whatever is joined between.
+	note := regexp.MustCompile(`OracleNote = "not compared with the built-in: .*`)
+	literal := regexp.MustCompile(`"([^"]*)"`)
+	err := filepath.WalkDir("../suites", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		for _, line := range note.FindAll(src, -1) {
+			var text string
+			for _, l := range literal.FindAllSubmatch(line, -1) {
+				text += string(l[1])
+			}
+			notes = append(notes, text)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range AcceptedReasons {
+		if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, a) }) {
+			t.Errorf("accepted reason %q is in no note the suites write (%q)", a, notes)
+		}
 	}
 }

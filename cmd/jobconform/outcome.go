@@ -140,7 +140,7 @@ func (res *outcome) verdict() error {
 		errs = append(errs, harnessError{err})
 	}
 	if n := reports.NotJudgedByOracle(res.runs); n > 0 && res.requireOracle {
-		errs = append(errs, brokenError{fmt.Errorf("--require-oracle: %d runs were not compared with the built-in's (the differential verdict above says why)", n)})
+		errs = append(errs, brokenError{fmt.Errorf("--require-oracle: %d runs were not compared with the built-in's for a reason it does not accept (the differential verdict above says why; docs/oracle.md lists the accepted ones)", n)})
 	}
 	for _, e := range res.errs {
 		errs = append(errs, harnessError{e})

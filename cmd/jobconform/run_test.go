@@ -69,15 +69,18 @@ func TestPrintVerdictsRows(t *testing.T) {
 
 // The verdicts say, per controller, what the differential verdict compared
 // and what it did not judge; --require-oracle fails a run with any of the
-// latter, and a run without it passes on the same runs.
+// latter but for an accepted reason, and a run without it passes on the
+// same runs.
 func TestOracleNotJudgedNeverSilent(t *testing.T) {
 	runs := []reports.Run{
 		{Version: "v1.37.1", Suite: "conformance", Controller: "reference", Scenario: "a", Verdict: "PASS", SpecVerdict: "PASS", Oracle: &reports.Oracle{Compared: true}},
 		{Version: "v1.37.1", Suite: "chaos", Controller: "reference", Scenario: "b", Verdict: "PASS", SpecVerdict: "PASS"},
+		// Not judged for an accepted reason: counted, not failed.
+		{Version: "v1.37.1", Suite: "conformance", Controller: "reference", Scenario: "c", Verdict: "PASS", SpecVerdict: "PASS", Oracle: &reports.Oracle{Note: "not compared with the built-in: racy: apart"}},
 	}
 	var b strings.Builder
 	printVerdicts(&b, runs)
-	if !strings.Contains(b.String(), "compared 1 (timed 0; not 1: not said ×1), not judged 1 (the chaos suite compares nothing with the built-in ×1)") {
+	if !strings.Contains(b.String(), "compared 1 (timed 0; not 1: not said ×1), not judged 2 (racy ×1; the chaos suite compares nothing with the built-in ×1), 1 for a reason not accepted") {
 		t.Errorf("the verdicts lack the differential verdict's tally:\n%s", b.String())
 	}
 	for require, fails := range map[bool]bool{false: false, true: true} {

@@ -263,7 +263,9 @@ type Oracle struct {
 	Off bool `json:"off,omitempty"`
 	// Require fails a run in which the differential verdict did not judge
 	// a run of a controller other than the built-in (--require-oracle):
-	// for CI gates that must not pass on what was never compared.
+	// for CI gates that must not pass on what was never compared. A run
+	// not judged for one of reports.AcceptedReasons passes. make run,
+	// make test and jobconform test set it.
 	Require bool `json:"require,omitempty"`
 	// From is a directory of the built-in's observations kept by an
 	// earlier run (<artifacts>/<release>/oracle): read, not run again.

@@ -38,7 +38,7 @@ func (o *Options) Validate() error {
 		return errors.New("--oracle-twice runs the built-in twice for the differential verdict: not with --no-oracle or --oracle-from (kept runs are read, not run)")
 	}
 	if o.Oracle.Require && o.Oracle.Off {
-		return errors.New("--require-oracle and --no-oracle: choose one (the first fails a run the second leaves uncompared)")
+		return errors.New("--require-oracle and --no-oracle: choose one (the first fails a run the second leaves uncompared; make run, make test and jobconform test require the oracle: add --require-oracle=false with --no-oracle)")
 	}
 	if o.Provider != "" && !slices.Contains(Providers, o.Provider) {
 		return fmt.Errorf("--provider %q: use one of %s (or --kubeconfig for an existing cluster)", o.Provider, strings.Join(Providers, ", "))
