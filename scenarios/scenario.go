@@ -253,6 +253,8 @@ const (
 	// RestartGrace after each of the two acts (a refusal is no controller
 	// lag). Needs a pod in the namespace (the refusal is confirmed by a
 	// dry-run deletion as the controller) and the controller's identity.
+	// Action.Refuse widens it to the controller's writes of the Job's
+	// status (jobs/status), or narrows it to those alone.
 	ActRefusePodChanges = "refusePodChanges"
 	ActAllowPodChanges  = "allowPodChanges"
 )
@@ -299,6 +301,26 @@ type Action struct {
 	// Refused: the act must be refused by the apiserver as invalid (a
 	// change it does not allow at this point of the Job's life).
 	Refused bool `json:"refused,omitempty"`
+	// Refuse for refusePodChanges: which of the controller's writes the
+	// apiserver refuses — RefusePods (its pod deletions and updates: the
+	// default), RefuseJobStatus (its writes of the Job's status, which
+	// upstream makes before it removes a finished pod's finalizer), or both.
+	Refuse []string `json:"refuse,omitempty"`
+}
+
+// What refusePodChanges refuses (Action.Refuse).
+const (
+	RefusePods      = "pods"
+	RefuseJobStatus = "jobStatus"
+)
+
+// Refusing is what refusePodChanges a refuses: a.Refuse, or the pods'
+// changes when it names nothing.
+func (a Action) Refusing() []string {
+	if len(a.Refuse) == 0 {
+		return []string{RefusePods}
+	}
+	return a.Refuse
 }
 
 var actionKinds = []string{ActDeletePod, ActEvictPod, ActFinishPod, ActSetGate, ActSuspend, ActResume, ActScale, ActDeleteJob, ActPatchTemplate,
@@ -540,6 +562,14 @@ func (s *Scenario) Validate() error {
 			}
 			if st.Act.Kind == ActRecreateJob && s.Metrics {
 				return fmt.Errorf("%s: a scenario that recreates its Job cannot judge metrics (the counters would add up two Jobs)", where)
+			}
+			if len(st.Act.Refuse) > 0 && st.Act.Kind != ActRefusePodChanges {
+				return fmt.Errorf("%s: refuse is refusePodChanges'", where)
+			}
+			for _, r := range st.Act.Refuse {
+				if r != RefusePods && r != RefuseJobStatus {
+					return fmt.Errorf("%s: refuse %q is not %s or %s", where, r, RefusePods, RefuseJobStatus)
+				}
 			}
 			if st.Act.Refused && st.Act.Kind != ActPatchTemplate && st.Act.Kind != ActScale {
 				return fmt.Errorf("%s: refused is for patchTemplate and scale", where)

@@ -59,6 +59,9 @@ func Schema() ([]byte, error) {
 		if kind, ok := act.Properties.Get("kind"); ok {
 			kind.Enum = anySlice(actionKinds)
 		}
+		if refuse, ok := act.Properties.Get("refuse"); ok && refuse.Items != nil {
+			refuse.Items.Enum = anySlice([]string{RefusePods, RefuseJobStatus})
+		}
 		act.Required = []string{"kind"}
 	}
 	if st, ok := s.Definitions[r.Namer(reflect.TypeOf(Step{}))]; ok {

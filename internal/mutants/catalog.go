@@ -169,6 +169,12 @@ var checkedMutants = []Mutant{
 		Edits: []Edit{
 			{"tracking_utils.go", "var rmErr error", "var rmErr error\n\trmErr = c.removeFinalizers(ctx, key, toUnfinalize, withFinalizer)\n\ttoUnfinalize = nil"},
 		}},
+	{Name: "unfinalize-despite-refused-status", Suite: "conformance", Labels: "tracking",
+		Breaks: "removes finished pods' tracking finalizers even when the status write that records them was refused (nothing holds their count)",
+		Edits: []Edit{
+			{"tracking_utils.go", "return fmt.Errorf(\"adding uncounted pods to status: %w\", err)",
+				"_ = c.removeFinalizers(ctx, key, toUnfinalize, withFinalizer)\n\t\t\treturn fmt.Errorf(\"adding uncounted pods to status: %w\", err)"},
+		}},
 	{Name: "failed-without-target", Suite: "conformance", Labels: "terminalConditions",
 		Breaks: "skips the interim FailureTarget condition and writes Failed alone once the pods are gone",
 		Edits: []Edit{

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,15 +25,16 @@ import (
 // refusePodChanges in ns (cluster objects: one per namespace).
 func refusalName(ns string) string { return oracle.RefusalPolicyPrefix + ns }
 
-// refusePodChanges makes the apiserver refuse user's pod DELETEs and
-// UPDATEs (finalizer patches) in ns — a ValidatingAdmissionPolicy that
-// matches that user alone, so kwok, the kubelets and the harness go on —
-// and returns once the apiserver refuses them: a dry-run deletion of one of
-// the namespace's pods, made as user (impersonated), is refused. What an
-// admission webhook, a policy engine or an apiserver under a partial
-// outage does; the controller's deletions and finalizer removals fail
-// until allowPodChanges, and it must retry them.
-func refusePodChanges(ctx context.Context, client kubernetes.Interface, ns, user string) error {
+// refusePodChanges makes the apiserver refuse user's writes that what
+// names (scenarios.Action.Refusing) in ns — its pod DELETEs and UPDATEs
+// (finalizer patches), its writes of the Job's status, or both — by a
+// ValidatingAdmissionPolicy that matches that user alone, so kwok, the
+// kubelets and the harness go on; and returns once the apiserver refuses
+// them: a dry-run write of each kind, made as user (impersonated), is
+// refused. What an admission webhook, a policy engine or an apiserver
+// under a partial outage does; the controller's writes fail until
+// allowPodChanges, and it must retry them.
+func refusePodChanges(ctx context.Context, client kubernetes.Interface, ns, user string, what []string) error {
 	if user == "" {
 		return errors.New("refusePodChanges needs the identity the controller's requests carry (runner.Controller.User), which the harness does not know for this controller")
 	}
@@ -40,18 +42,24 @@ func refusePodChanges(ctx context.Context, client kubernetes.Interface, ns, user
 	// Labelled so that jobconform cleanup finds it if this run is killed
 	// before its clean-up (suites/leftovers).
 	meta := metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.TestLabel: "true", kube.NamespaceLabel: ns}}
+	var rules []admissionv1.NamedRuleWithOperations
+	for _, w := range what {
+		rule := admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}
+		if w == scenarios.RefuseJobStatus {
+			// An UPDATE's admission covers its PATCHes and applies too.
+			rule = admissionv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs/status"}}
+		}
+		rules = append(rules, admissionv1.NamedRuleWithOperations{RuleWithOperations: admissionv1.RuleWithOperations{
+			Operations: []admissionv1.OperationType{admissionv1.Delete, admissionv1.Update}, Rule: rule,
+		}})
+	}
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		ObjectMeta: meta,
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Delete, admissionv1.Update},
-					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-				},
-			}}},
-			MatchConditions: []admissionv1.MatchCondition{{Name: "controller-under-test", Expression: fmt.Sprintf("request.userInfo.username == %q", user)}},
-			Validations:     []admissionv1.Validation{{Expression: "false", Message: "jobconform refuses this controller's pod changes for now (scenario act refusePodChanges)"}},
+			FailurePolicy:    ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: rules},
+			MatchConditions:  []admissionv1.MatchCondition{{Name: "controller-under-test", Expression: fmt.Sprintf("request.userInfo.username == %q", user)}},
+			Validations:      []admissionv1.Validation{{Expression: "false", Message: fmt.Sprintf("jobconform refuses this controller's writes of %s for now (scenario act refusePodChanges)", strings.Join(what, " and "))}},
 		},
 	}
 	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
@@ -71,11 +79,17 @@ func refusePodChanges(ctx context.Context, client kubernetes.Interface, ns, user
 	if _, err := a.ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("refusePodChanges: create the ValidatingAdmissionPolicyBinding: %w", err)
 	}
-	return awaitRefusal(ctx, client, ns, user, true)
+	for _, w := range what {
+		if err := awaitRefusal(ctx, client, ns, user, w, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // allowPodChanges removes refusePodChanges' policy and returns once the
-// apiserver admits the controller's pod deletions again.
+// apiserver admits the controller's pod deletions and Job status writes
+// again.
 func allowPodChanges(ctx context.Context, client kubernetes.Interface, ns, user string) error {
 	if err := removeRefusal(ctx, client, ns); err != nil {
 		return err
@@ -83,7 +97,12 @@ func allowPodChanges(ctx context.Context, client kubernetes.Interface, ns, user 
 	if user == "" {
 		return nil
 	}
-	return awaitRefusal(ctx, client, ns, user, false)
+	for _, w := range []string{scenarios.RefusePods, scenarios.RefuseJobStatus} {
+		if err := awaitRefusal(ctx, client, ns, user, w, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // removeRefusal deletes refusePodChanges' policy and binding of ns, if
@@ -121,27 +140,31 @@ func liftRefusal(s *scenarios.Scenario, client kubernetes.Interface, ns string) 
 // made or removed (its informer and type check: about a second).
 const refusalWithin = 30 * time.Second
 
-// awaitRefusal polls until a dry-run deletion of one of ns's pods, as
-// user, is refused (refused) or admitted (!refused) by the policy.
-func awaitRefusal(ctx context.Context, client kubernetes.Interface, ns, user string, refused bool) error {
+// awaitRefusal polls until a dry-run write of what (scenarios.RefusePods:
+// a deletion of one of ns's pods; RefuseJobStatus: an update of a Job's
+// status) as user is refused (refused) or admitted (!refused) by the
+// policy.
+func awaitRefusal(ctx context.Context, client kubernetes.Interface, ns, user, what string, refused bool) error {
+	try := tryPodDeletion
+	if what == scenarios.RefuseJobStatus {
+		try = tryJobStatusUpdate
+	}
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, refusalWithin, true, func(ctx context.Context) (bool, error) {
-		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		if len(pods.Items) == 0 {
-			// Nothing to refuse a change of: a refusal waits for a pod to try
-			// it on; its end, with the policy gone, has nothing left to admit.
-			last = errors.New("no pod in the namespace to try a deletion on")
+		var none bool
+		none, last = try(ctx, client, ns, user)
+		if none {
+			// Nothing to refuse a change of: a refusal waits for an object
+			// to try it on; its end, with the policy gone, has nothing
+			// left to admit.
 			return !refused, nil
 		}
-		last = client.CoreV1().RESTClient().Delete().Namespace(ns).Resource("pods").Name(pods.Items[0].Name).
-			SetHeader("Impersonate-User", user).Body(&metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}).Do(ctx).Error()
 		byPolicy := last != nil && strings.Contains(last.Error(), refusalName(ns))
+		if apierrors.IsConflict(last) {
+			return false, nil // the object changed between the read and the try
+		}
 		if last != nil && !byPolicy && !apierrors.IsNotFound(last) {
-			return false, fmt.Errorf("a dry-run deletion as %s (impersonated: the harness's credentials must allow it) failed: %w", user, last)
+			return false, fmt.Errorf("a dry-run write of %s as %s (impersonated: the harness's credentials must allow it) failed: %w", what, user, last)
 		}
 		return byPolicy == refused, nil
 	})
@@ -150,9 +173,32 @@ func awaitRefusal(ctx context.Context, client kubernetes.Interface, ns, user str
 		if !refused {
 			want = "admitted again"
 		}
-		return fmt.Errorf("the controller's pod deletions were not %s within %s (last try: %v): %w", want, refusalWithin, last, err)
+		return fmt.Errorf("the controller's writes of %s were not %s within %s (last try: %v): %w", what, want, refusalWithin, last, err)
 	}
 	return nil
+}
+
+// tryPodDeletion deletes one of ns's pods as user, dry-run (none: ns has
+// no pod).
+func tryPodDeletion(ctx context.Context, client kubernetes.Interface, ns, user string) (none bool, err error) {
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) == 0 {
+		return err == nil, cmp.Or(err, errors.New("no pod in the namespace to try a deletion on"))
+	}
+	return false, client.CoreV1().RESTClient().Delete().Namespace(ns).Resource("pods").Name(pods.Items[0].Name).
+		SetHeader("Impersonate-User", user).Body(&metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}).Do(ctx).Error()
+}
+
+// tryJobStatusUpdate writes one of ns's Jobs' status back unchanged as
+// user, dry-run (none: ns has no Job).
+func tryJobStatusUpdate(ctx context.Context, client kubernetes.Interface, ns, user string) (none bool, err error) {
+	jobs, err := client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(jobs.Items) == 0 {
+		return err == nil, cmp.Or(err, errors.New("no Job in the namespace to try a status write on"))
+	}
+	j := &jobs.Items[0]
+	return false, client.BatchV1().RESTClient().Put().Namespace(ns).Resource("jobs").Name(j.Name).SubResource("status").
+		Param("dryRun", metav1.DryRunAll).SetHeader("Impersonate-User", user).Body(j).Do(ctx).Error()
 }
 
 // refusalTimes are when refusePodChanges and allowPodChanges took effect in

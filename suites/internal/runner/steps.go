@@ -212,7 +212,9 @@ func (sp stepper) runAct(ctx context.Context, res StepResult, a scenarios.Action
 			res.Skipped, res.Message = true, "not applicable: "+a.Kind+" needs the identity the controller's requests carry: "+why
 			return res
 		}
-		f := refusePodChanges
+		f := func(ctx context.Context, client kubernetes.Interface, ns, user string) error {
+			return refusePodChanges(ctx, client, ns, user, a.Refusing())
+		}
 		if a.Kind == scenarios.ActAllowPodChanges {
 			f = allowPodChanges
 		}
