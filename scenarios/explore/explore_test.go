@@ -314,7 +314,9 @@ func TestFailingJobsEndWithinTheirAwait(t *testing.T) {
 
 // The field test on what is rendered (issue #69, item 6): over 1,000
 // cases, the shapes of the pod failure and success policies counted in the
-// Jobs themselves, not in the generator's notes; a shape never drawn fails.
+// Jobs themselves, not in the generator's notes, and what a refusal act
+// refuses (the controller's pod changes, its Job status writes, or both);
+// a shape never drawn fails.
 func TestPolicyShapesRendered(t *testing.T) {
 	shapes := map[string]int{}
 	for _, c := range Generate(1, 1000) {
@@ -332,6 +334,11 @@ func TestPolicyShapesRendered(t *testing.T) {
 				if r.SucceededIndexes != nil && r.SucceededCount != nil && int(*r.SucceededCount) < countIndexes(ix) {
 					shapes["succeededCount below its indexes"]++
 				}
+			}
+		}
+		for _, st := range c.Scenario.Steps {
+			if a := st.Act; a != nil && a.Kind == scenarios.ActRefusePodChanges {
+				shapes["refused: "+strings.Join(a.Refusing(), " and ")]++
 			}
 		}
 		if p := j.PodFailurePolicy; p != nil {
@@ -358,7 +365,8 @@ func TestPolicyShapesRendered(t *testing.T) {
 		"succeededIndexes: a range", "succeededCount below its indexes", "onExitCodes In with 1 values", "onExitCodes In with 2 values",
 		"onExitCodes NotIn with 1 values", "onExitCodes NotIn with 2 values", "Ignore on exit codes", "onPodConditions: two patterns",
 		"onPodConditions status True", "onPodConditions status False", "onPodConditions status Unknown",
-		"onPodConditions type Ready", "onPodConditions type ContainersReady", "onPodConditions type PodScheduled"} {
+		"onPodConditions type Ready", "onPodConditions type ContainersReady", "onPodConditions type PodScheduled",
+		"refused: pods", "refused: jobStatus", "refused: pods and jobStatus"} {
 		if shapes[want] == 0 {
 			t.Errorf("%s: never drawn in 1,000 cases", want)
 		}

@@ -554,10 +554,14 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 		}
 	case scenarios.ActRefusePodChanges:
 		// The apiserver refuses the controller's pod deletions and
-		// finalizer removals while the first wave ends, then allows them:
-		// its retries after API errors, whatever the Job's shape.
+		// finalizer removals, or its writes of the Job's status, or both,
+		// while the first wave ends, then allows them: its retries after
+		// API errors (the status write that records a finished pod comes
+		// first, and a refused one must hold its finalizer), whatever the
+		// Job's shape.
+		refuse := pick(g, []string{scenarios.RefusePods}, []string{scenarios.RefuseJobStatus}, []string{scenarios.RefusePods, scenarios.RefuseJobStatus})
 		return []scenarios.Step{
-			{Act: &scenarios.Action{Kind: act}},
+			{Act: &scenarios.Action{Kind: act, Refuse: refuse}},
 			{Await: &scenarios.StatusPattern{}, Holds: yamltypes.Duration{Duration: refusalHolds}},
 			{Act: &scenarios.Action{Kind: scenarios.ActAllowPodChanges}},
 		}
