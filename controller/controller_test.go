@@ -2,10 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -436,6 +439,40 @@ func TestSuspendAndResume(t *testing.T) {
 	}
 	if c := j.Status.Conditions[0]; c.Type != batchv1.JobSuspended || c.Status != corev1.ConditionFalse || c.Reason != "JobResumed" {
 		t.Fatalf("Suspended condition after resume: %+v", c)
+	}
+}
+
+// A suspension whose releases the apiserver refuses records no event, as
+// upstream's deleteJobPods (its pod control records a refused DELETE,
+// and a refused finalizer patch never reaches the DELETE); a refused
+// DELETE does (FailedDelete).
+func TestRefusedReleaseIsNoFailedDelete(t *testing.T) {
+	for _, refuse := range []string{"patch", "delete"} {
+		f := newFixture(t)
+		rec := record.NewFakeRecorder(100)
+		f.c.recorder = rec
+		j := newJob("susp", 1)
+		f.putJob(j)
+		j = f.sync(j)
+		f.client.PrependReactor(refuse, "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New("refused"))
+		})
+		j.Spec.Suspend = ptr.To(true)
+		f.putJob(j)
+		f.pods(j) // into the cache, as f.sync does
+		f.c.expectations.delete(jobKey(j))
+		if err := f.c.syncJob(context.Background(), jobKey(j)); err == nil {
+			t.Fatalf("%s refused: the sync did not fail", refuse)
+		}
+		failed := 0
+		for len(rec.Events) > 0 {
+			if strings.HasPrefix(<-rec.Events, "Warning FailedDelete") {
+				failed++
+			}
+		}
+		if want := map[string]int{"patch": 0, "delete": 1}[refuse]; failed != want {
+			t.Errorf("%s refused: %d FailedDelete events, want %d", refuse, failed, want)
+		}
 	}
 }
 

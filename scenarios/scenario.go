@@ -231,7 +231,9 @@ const (
 	// selector: with no owner (an orphan to adopt), or, with ownedByOther,
 	// controlled by another object (a ConfigMap), which no Job may take over.
 	ActCreatePod = "createPod"
-	// ActRecreateJob deletes the Job (Background) and creates it again at
+	// ActRecreateJob deletes the Job (Background, or as Propagation says:
+	// with Foreground once its pods are gone, with Orphan leaving them
+	// running, released) and creates it again at
 	// once under the same name, as the scenario first made it (with
 	// foreignManagedBy, delegated to a manager that does not run): what
 	// JobSet does on a restart. The new Job owes nothing to the old one's
@@ -285,7 +287,8 @@ type Action struct {
 	// Parallelism and Completions for scale.
 	Parallelism *int32 `json:"parallelism,omitempty"`
 	Completions *int32 `json:"completions,omitempty"`
-	// Propagation for deleteJob: Foreground, Background (default) or Orphan.
+	// Propagation for deleteJob and recreateJob: Foreground, Background
+	// (default) or Orphan.
 	Propagation metav1.DeletionPropagation `json:"propagation,omitempty"`
 	// Labels, Annotations, Tolerations and NodeSelector for patchTemplate.
 	Labels       map[string]string   `json:"labels,omitempty"`
@@ -575,8 +578,8 @@ func (s *Scenario) Validate() error {
 				return fmt.Errorf("%s: refused is for patchTemplate and scale", where)
 			}
 			switch p := st.Act.Propagation; {
-			case p != "" && st.Act.Kind != ActDeleteJob:
-				return fmt.Errorf("%s: propagation is deleteJob's", where)
+			case p != "" && st.Act.Kind != ActDeleteJob && st.Act.Kind != ActRecreateJob:
+				return fmt.Errorf("%s: propagation is deleteJob's and recreateJob's", where)
 			case p != "" && p != metav1.DeletePropagationForeground && p != metav1.DeletePropagationBackground && p != metav1.DeletePropagationOrphan:
 				return fmt.Errorf("%s: propagation %q is not Foreground, Background or Orphan", where, p)
 			}

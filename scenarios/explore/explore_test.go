@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -314,9 +315,9 @@ func TestFailingJobsEndWithinTheirAwait(t *testing.T) {
 
 // The field test on what is rendered (issue #69, item 6): over 1,000
 // cases, the shapes of the pod failure and success policies counted in the
-// Jobs themselves, not in the generator's notes, and what a refusal act
-// refuses (the controller's pod changes, its Job status writes, or both);
-// a shape never drawn fails.
+// Jobs themselves, not in the generator's notes, what a refusal act
+// refuses (the controller's pod changes, its Job status writes, or both)
+// and how a recreated Job was deleted; a shape never drawn fails.
 func TestPolicyShapesRendered(t *testing.T) {
 	shapes := map[string]int{}
 	for _, c := range Generate(1, 1000) {
@@ -339,6 +340,9 @@ func TestPolicyShapesRendered(t *testing.T) {
 		for _, st := range c.Scenario.Steps {
 			if a := st.Act; a != nil && a.Kind == scenarios.ActRefusePodChanges {
 				shapes["refused: "+strings.Join(a.Refusing(), " and ")]++
+			}
+			if a := st.Act; a != nil && a.Kind == scenarios.ActRecreateJob {
+				shapes["recreated, deleted "+string(cmp.Or(a.Propagation, "Background"))]++
 			}
 		}
 		if p := j.PodFailurePolicy; p != nil {
@@ -366,7 +370,8 @@ func TestPolicyShapesRendered(t *testing.T) {
 		"onExitCodes NotIn with 1 values", "onExitCodes NotIn with 2 values", "Ignore on exit codes", "onPodConditions: two patterns",
 		"onPodConditions status True", "onPodConditions status False", "onPodConditions status Unknown",
 		"onPodConditions type Ready", "onPodConditions type ContainersReady", "onPodConditions type PodScheduled",
-		"refused: pods", "refused: jobStatus", "refused: pods and jobStatus"} {
+		"refused: pods", "refused: jobStatus", "refused: pods and jobStatus",
+		"recreated, deleted Background", "recreated, deleted Foreground", "recreated, deleted Orphan"} {
 		if shapes[want] == 0 {
 			t.Errorf("%s: never drawn in 1,000 cases", want)
 		}

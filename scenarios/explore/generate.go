@@ -472,6 +472,45 @@ var Acts = []string{scenarios.ActDeletePod, scenarios.ActEvictPod, scenarios.Act
 // rule asks for — come while the controller's pod changes are refused.
 const refusalHolds = 12 * time.Second
 
+// refusedRun is how long pods run where a refusal wraps an act that
+// deletes running pods: past the refusal (refusalHolds, wrapped) and the
+// controller's retries after it (the built-in's API backoff doubles from
+// 1 s: its retry comes up to 8 s after the end), so the pods are still
+// running when the deletions go through.
+const refusedRun = "30s"
+
+// refusedDeletions is a refusal of the controller's writes (refuse) that
+// wraps an act asking it to delete running pods — a suspension, or with
+// two pods or more a scale-down to one — so its refused deletions (or the
+// status write that follows them) come from that act rather than from the
+// Job's end: upstream's deleteJobPods fails and the sync is retried. The
+// suspension is awaited once allowed, then resumed.
+func (g *gen) refusedDeletions(s *scenarios.Scenario, wave int32, refuse []string, features map[string]bool) []scenarios.Step {
+	s.Pods.Run = refusedRun
+	for ix, b := range s.Pods.ByIndex {
+		b.Run = refusedRun
+		s.Pods.ByIndex[ix] = b
+	}
+	inner := &scenarios.Action{Kind: scenarios.ActSuspend}
+	if wave >= 2 && g.chance(0.5) {
+		inner = &scenarios.Action{Kind: scenarios.ActScale, Parallelism: ptr.To(int32(1))}
+	} else {
+		features["suspend"] = true
+	}
+	steps := []scenarios.Step{
+		{Act: &scenarios.Action{Kind: scenarios.ActRefusePodChanges, Refuse: refuse}},
+		{Act: inner},
+		{Await: &scenarios.StatusPattern{}, Holds: yamltypes.Duration{Duration: refusalHolds / 2}},
+		{Act: &scenarios.Action{Kind: scenarios.ActAllowPodChanges}},
+	}
+	if inner.Kind == scenarios.ActSuspend {
+		steps = append(steps,
+			scenarios.Step{Await: &scenarios.StatusPattern{Conditions: []string{string(batchv1.JobSuspended)}, Active: ptr.To(int32(0))}, Timeout: yamltypes.Duration{Duration: 90 * time.Second}},
+			scenarios.Step{Act: &scenarios.Action{Kind: scenarios.ActResume}})
+	}
+	return steps
+}
+
 // act is the steps of act, drawn for s; first is the await of the first
 // wave before it, which an act may need otherwise.
 func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenarios.StatusPattern, features map[string]bool) []scenarios.Step {
@@ -552,6 +591,12 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 				{Act: &scenarios.Action{Kind: act}},
 			}
 		}
+		// Deleted as a user may: in the background, in the foreground (the
+		// name free once the garbage collector deleted the pods and the
+		// controller let them go), or orphaning the pods, which run on
+		// released (or, under a manual selector, are the new Job's to adopt).
+		return []scenarios.Step{{Act: &scenarios.Action{Kind: act,
+			Propagation: pick(g, metav1.DeletionPropagation(""), metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan)}}}
 	case scenarios.ActRefusePodChanges:
 		// The apiserver refuses the controller's pod deletions and
 		// finalizer removals, or its writes of the Job's status, or both,
@@ -560,6 +605,10 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 		// first, and a refused one must hold its finalizer), whatever the
 		// Job's shape.
 		refuse := pick(g, []string{scenarios.RefusePods}, []string{scenarios.RefuseJobStatus}, []string{scenarios.RefusePods, scenarios.RefuseJobStatus})
+		allowAnnouncedAgain(s, refuse)
+		if g.chance(0.5) {
+			return g.refusedDeletions(s, wave, refuse, features)
+		}
 		return []scenarios.Step{
 			{Act: &scenarios.Action{Kind: act, Refuse: refuse}},
 			{Await: &scenarios.StatusPattern{}, Holds: yamltypes.Duration{Duration: refusalHolds}},
@@ -600,6 +649,28 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 // refusedCreates is the field a refusal of new pods lets differ: the
 // count of refused creations is the controller's retry timing.
 const refusedCreates = "events.Warning/FailedCreate"
+
+// announcedAgain are the fields a refusal of the controller's status
+// writes lets differ: a controller that records a suspension's or a
+// resume's event before the status write (upstream's syncJob, v1.37.1)
+// records it again at each retry of the refused write, one that records
+// it after does not — how many is its retry timing; that each is
+// announced is compared (and held by suspend-events).
+var announcedAgain = []string{"events.Normal/Suspended", "events.Normal/Resumed"}
+
+// allowAnnouncedAgain lets s's announcedAgain fields differ where a
+// refusal of refuse covers the controller's status writes.
+func allowAnnouncedAgain(s *scenarios.Scenario, refuse []string) {
+	if !slices.Contains(refuse, scenarios.RefuseJobStatus) {
+		return
+	}
+	if s.Oracle.Differ == nil {
+		s.Oracle.Differ = map[string]string{}
+	}
+	for _, f := range announcedAgain {
+		s.Oracle.Differ[f] = "announced again at each retry of a refused status write by a controller that records the event before the write (upstream), once by one that records it after: how many is its retry timing"
+	}
+}
 
 // elastic tells whether s may be an elastic Indexed Job, its completions
 // scaled with its parallelism: of two or more (the last index is not the

@@ -116,17 +116,27 @@ func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 		if k := s.Steps[i].Act.Kind; k == scenarios.ActRefusePods || k == scenarios.ActRefusePodChanges {
 			// A refusal of new pods or of pod changes, whole: the await
 			// before it, the acts and awaits inside, and the allow that
-			// ends it (cut apart, the refusal would last to the end); its
-			// allowance with it.
+			// ends it (cut apart, the refusal would last to the end), and
+			// a suspension made inside it to its resume; its allowance
+			// with it.
 			end := scenarios.ActAllowPods
 			if k == scenarios.ActRefusePodChanges {
 				end = scenarios.ActAllowPodChanges
 			}
 			if j := actAfter(s, i, end); j > 0 {
+				if k := actAfter(s, i, scenarios.ActSuspend); k > 0 && k < j {
+					// A suspension made while refused: with its resume,
+					// and the await of it between.
+					j = max(j, resumeAfter(s, k))
+				}
 				out = append(out, func(c *scenarios.Scenario) bool {
 					c.Steps = slices.Delete(c.Steps, i-1, j+1)
 					if k == scenarios.ActRefusePods {
 						delete(c.Oracle.Differ, refusedCreates)
+					} else {
+						for _, f := range announcedAgain {
+							delete(c.Oracle.Differ, f)
+						}
 					}
 					return true
 				})

@@ -182,10 +182,33 @@ func awaitedDone(s *scenarios.Scenario, ix string) bool {
 // whole: no candidate refuses without allowing again after (the refusal
 // would last to the end), or allows without a refusal, or keeps the
 // refusal of new pods' allowance without it.
+// (and a suspension made inside a refusal goes with it, its resume too)
 func TestShrinkKeepsRefusalsWhole(t *testing.T) {
 	pairs := map[string]string{scenarios.ActRefusePods: scenarios.ActAllowPods, scenarios.ActRefusePodChanges: scenarios.ActAllowPodChanges}
 	seen := map[string]int{}
 	for _, c := range Generate(5, 1000) {
+		if i := slices.IndexFunc(c.Scenario.Steps, isAct(scenarios.ActRefusePodChanges)); i >= 0 {
+			// A refusal wrapping a suspension or a scale-down.
+			if next := c.Scenario.Steps[i+1].Act; next != nil {
+				seen["wrapping "+next.Kind]++
+			}
+		}
+		for _, k := range Shrink(c.Scenario) {
+			suspended := false
+			for j, st := range k.Steps {
+				switch {
+				case isAct(scenarios.ActSuspend)(st):
+					suspended = true
+				case isAct(scenarios.ActResume)(st) && suspendedBy(k, j):
+					suspended = false
+				case st.Await != nil && slices.Contains(st.Await.Conditions, "Suspended") && !suspended && !ptr.Deref(k.Job.Suspend, false):
+					t.Errorf("%s: awaits Suspended with no suspension before", k.Name)
+				}
+			}
+			if suspended {
+				t.Errorf("%s: suspended to the end", k.Name)
+			}
+		}
 		for refuse, allow := range pairs {
 			if !slices.ContainsFunc(c.Scenario.Steps, isAct(refuse)) {
 				continue
@@ -211,12 +234,19 @@ func TestShrinkKeepsRefusalsWhole(t *testing.T) {
 				if refusals := slices.ContainsFunc(k.Steps, isAct(scenarios.ActRefusePods)); allowed != refusals {
 					t.Errorf("%s: FailedCreate's allowance %v, a refusal of new pods %v", k.Name, allowed, refusals)
 				}
+				_, again := k.Oracle.Differ[announcedAgain[0]]
+				statusRefused := slices.ContainsFunc(k.Steps, func(st scenarios.Step) bool {
+					return isAct(scenarios.ActRefusePodChanges)(st) && slices.Contains(st.Act.Refusing(), scenarios.RefuseJobStatus)
+				})
+				if again != statusRefused {
+					t.Errorf("%s: the allowance of events announced again %v, a refusal of status writes %v", k.Name, again, statusRefused)
+				}
 			}
 		}
 	}
-	for refuse := range pairs {
-		if seen[refuse] == 0 {
-			t.Errorf("no generated case of seed 5's 1,000 acts %s", refuse)
+	for _, want := range []string{scenarios.ActRefusePods, scenarios.ActRefusePodChanges, "wrapping " + scenarios.ActSuspend, "wrapping " + scenarios.ActScale} {
+		if seen[want] == 0 {
+			t.Errorf("no generated case of seed 5's 1,000 acts %s", want)
 		}
 	}
 }

@@ -59,6 +59,12 @@ type Context struct {
 	// restarted (chaos): the controller's memory (the backoff record) is gone
 	// after its own restart, and it may act late around either.
 	Restarts []time.Time
+	// StatusRefused are the spans in which the apiserver refused the
+	// controller's writes of the Job's status (the act refusePodChanges
+	// with jobStatus; an open span lasts to the end): a controller that
+	// announces a change by an event before the write that records it
+	// (upstream's syncJob) announces it again at each retry.
+	StatusRefused []timeline.Span
 	// Gaps are the stretches in which the recording's watch was broken (an
 	// apiserver restart): the states in between are lost, and a change seen
 	// at the end of a gap may have happened anywhere in it.

@@ -314,6 +314,17 @@ func TestSuspendEvents(t *testing.T) {
 	expectViolation(t, SuspendEvents, ctx, cycle().event("s", corev1.EventTypeNormal, "Suspended", 1), `0 Normal "Resumed" events for 1`)
 	expectViolation(t, SuspendEvents, ctx, cycle().event("r", corev1.EventTypeNormal, "Resumed", 1), `0 Normal "Suspended" events for 1`)
 	expectViolation(t, SuspendEvents, ctx, cycle().event("s", corev1.EventTypeNormal, "Suspended", 2).event("r", corev1.EventTypeNormal, "Resumed", 1), `2 Normal "Suspended" events for 1`)
+	// A suspension announced at each retry of a refused status write (the
+	// built-in of v1.37.1 records the event before the write: 5 for 1 in
+	// explore-11-414): how many is not judged, said; none still fails.
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	refused := ctx
+	refused.StatusRefused = []timeline.Span{{From: start.Add(-time.Second), To: start.Add(time.Second)}}
+	expectOK(t, SuspendEvents, refused, cycle().event("s", corev1.EventTypeNormal, "Suspended", 5).event("r", corev1.EventTypeNormal, "Resumed", 1))
+	expectViolation(t, SuspendEvents, refused, cycle().event("s", corev1.EventTypeNormal, "Suspended", 5), `0 Normal "Resumed" events for 1`)
+	after := ctx
+	after.StatusRefused = []timeline.Span{{From: start.Add(time.Minute)}}
+	expectViolation(t, SuspendEvents, after, cycle().event("s", corev1.EventTypeNormal, "Suspended", 5).event("r", corev1.EventTypeNormal, "Resumed", 1), `5 Normal "Suspended" events for 1`)
 	// An event is owed only once due: a recording that ended 13s after the
 	// resume (a late sink, seen in a make run) proves nothing; one that ran on
 	// past TerminalEventGrace does.

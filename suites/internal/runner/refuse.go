@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/internal/kube"
+	"github.com/jobconform/jobconform/internal/timeline"
 	"github.com/jobconform/jobconform/scenarios"
 	"github.com/jobconform/jobconform/scenarios/oracle"
 )
@@ -210,6 +212,25 @@ func refusalTimes(steps []StepResult) []time.Time {
 	for _, s := range steps {
 		if s.OK && (s.What == "act "+scenarios.ActRefusePodChanges || s.What == "act "+scenarios.ActAllowPodChanges) {
 			out = append(out, s.Time)
+		}
+	}
+	return out
+}
+
+// statusRefusals are the spans in which s's acts had the apiserver refuse
+// the controller's writes of the Job's status (refusePodChanges with
+// jobStatus, to the allowPodChanges after it; open: to the end).
+func statusRefusals(s *scenarios.Scenario, steps []StepResult) []timeline.Span {
+	var out []timeline.Span
+	for _, r := range steps {
+		if !r.OK || r.Index < 0 || r.Index >= len(s.Steps) || s.Steps[r.Index].Act == nil {
+			continue
+		}
+		switch a := s.Steps[r.Index].Act; {
+		case a.Kind == scenarios.ActRefusePodChanges && slices.Contains(a.Refusing(), scenarios.RefuseJobStatus):
+			out = append(out, timeline.Span{From: r.Time})
+		case a.Kind == scenarios.ActAllowPodChanges && len(out) > 0 && out[len(out)-1].To.IsZero():
+			out[len(out)-1].To = r.Time
 		}
 	}
 	return out

@@ -466,7 +466,7 @@ func judge(ctx context.Context, r *Result, j judged) {
 		}
 		restarts = append(restarts, refusalTimes(r.Steps)...)
 		sort.Slice(restarts, func(i, j int) bool { return restarts[i].Before(restarts[j]) })
-		return invariants.Context{BuiltIn: c.ManagedBy == nil, Copy: j.copyName, PolicyOff: policyOff, Restarts: restarts, Gaps: rec.Gaps(), Job: JobName, Version: j.version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
+		return invariants.Context{BuiltIn: c.ManagedBy == nil, Copy: j.copyName, PolicyOff: policyOff, Restarts: restarts, StatusRefused: statusRefusals(s, r.Steps), Gaps: rec.Gaps(), Job: JobName, Version: j.version, Finalizer: c.Finalizer, ForeignManagedBy: s.ForeignManagedBy, End: time.Now(),
 			ReadyWithin: s.ReadyWithin.Duration, Starved: starvedBetween(j.meter)}
 	}
 	settle(ctx, rec, invariants.SettleWindow, 30*time.Second)

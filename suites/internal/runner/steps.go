@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -403,21 +404,29 @@ func (sp stepper) awaitGone(ctx context.Context, res StepResult, st scenarios.St
 	return res, met.Seq
 }
 
-// recreate deletes the Job (Background) and creates it again at once under
-// its name, as the scenario made it (delegated to AbsentManager with
+// recreate deletes the Job (Background, or with a.Propagation) and creates
+// it again under its name once free, as the scenario made it (delegated to AbsentManager with
 // foreignManagedBy); the steps then follow the new Job. It returns why the
 // rest is no promise when the apiserver dropped the spec.managedBy asked
 // for (JobManagedBy off).
 func (sp stepper) recreate(ctx context.Context, a scenarios.Action) (string, error) {
-	if err := sp.client.BatchV1().Jobs(sp.ns).Delete(ctx, JobName, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+	propagation := cmp.Or(a.Propagation, metav1.DeletePropagationBackground)
+	if err := sp.client.BatchV1().Jobs(sp.ns).Delete(ctx, JobName, metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil {
 		return "", fmt.Errorf("delete the Job: %w", err)
+	}
+	// Foreground: the name is free once the garbage collector has deleted
+	// the pods, each with its grace and trap, and the controller has let
+	// them go (their tracking finalizers).
+	within := 30 * time.Second
+	if propagation == metav1.DeletePropagationForeground {
+		within = 3 * time.Minute
 	}
 	job := sp.job.DeepCopy()
 	if a.ForeignManagedBy {
 		job.Spec.ManagedBy = ptr.To(AbsentManager)
 	}
 	var created *batchv1.Job
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, within, true, func(ctx context.Context) (bool, error) {
 		var err error
 		created, err = sp.client.BatchV1().Jobs(sp.ns).Create(ctx, job, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
