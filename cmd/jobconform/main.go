@@ -134,8 +134,18 @@ func main() {
 	if code == exitInterrupted && got() == syscall.SIGTERM {
 		code = exitTerminated
 	}
+	for _, f := range slices.Backward(exitHooks) {
+		f()
+	}
 	os.Exit(code)
 }
+
+// exitHooks run when the command has returned, before jobconform exits
+// (os.Exit runs no deferred call): the removal of files it made for the
+// run alone.
+var exitHooks []func()
+
+func atExit(f func()) { exitHooks = append(exitHooks, f) }
 
 // signalContext is a context ended by SIGINT or SIGTERM, and which of the
 // two ended it (nil: neither).

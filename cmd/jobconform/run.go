@@ -116,6 +116,11 @@ func check(ctx context.Context, o options.Options) (*plan, error) {
 		return filepath.Join(p.cwd, path)
 	}
 	p.o.Kubeconfig, p.o.Run.Artifacts, p.o.Oracle.From = abs(o.Kubeconfig), abs(o.Run.Artifacts), abs(o.Oracle.From)
+	if p.o.ProviderName() == "existing" && (p.o.Kubeconfig == "" || p.o.Context != "") {
+		if p.o.Kubeconfig, err = oneContext(p.o.Kubeconfig, p.o.Context); err != nil {
+			return nil, usageError{err}
+		}
+	}
 	if p.o.Oracle.From != "" {
 		if fi, err := os.Stat(p.o.Oracle.From); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("--oracle-from %s: give the oracle directory of an earlier run (<artifacts>/<release>/oracle)", o.Oracle.From)
@@ -130,6 +135,14 @@ func check(ctx context.Context, o options.Options) (*plan, error) {
 	}
 	if p.o.ProviderName() == "existing" {
 		if err := reachable(ctx, p.o.Kubeconfig); err != nil {
+			if p.o.Kubeconfig != abs(o.Kubeconfig) {
+				// oneContext's file: say whose context it holds.
+				which := "the current context"
+				if o.Context != "" {
+					which = fmt.Sprintf("context %q", o.Context)
+				}
+				return nil, fmt.Errorf("%s of %s: %w", which, cmp.Or(o.Kubeconfig, "$KUBECONFIG or ~/.kube/config"), err)
+			}
 			return nil, err
 		}
 		if p.o.ChaosEngine == "chaos-mesh" && slices.Contains(p.o.Run.Suites, "chaos") {
@@ -272,6 +285,26 @@ func (p *plan) selectedSpecs(o options.Options, suite string) ([]spec, error) {
 // counted 8 specs and ran none).
 func specText(suite, controller, scenario string) string {
 	return fmt.Sprintf("%s %s [%s] %s", suites[suite].description, suite, controller, scenario)
+}
+
+// oneContext writes the kubeconfig's context (its current one for "") into a
+// private file that every process of the run reads as its kubeconfig
+// (kubeconfig "": kubectl's, $KUBECONFIG or ~/.kube/config), removed when
+// jobconform exits.
+func oneContext(kubeconfig, context string) (string, error) {
+	dir, err := os.MkdirTemp("", "jobconform-kubeconfig-")
+	if err != nil {
+		return "", err
+	}
+	atExit(func() { os.RemoveAll(dir) })
+	path, err := kube.WriteOneContext(kubeconfig, context, dir)
+	if err != nil && context == "" {
+		return "", fmt.Errorf("--provider existing: %w", err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("--context: %w", err)
+	}
+	return path, nil
 }
 
 // reachable checks that an existing cluster answers.

@@ -263,7 +263,7 @@ func (j job) ginkgoArgs(bin string, out io.Writer) []string {
 	if procs := j.procs(); procs > 1 {
 		args = append(args, "-p", fmt.Sprintf("--procs=%d", procs))
 	}
-	if f, ok := out.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+	if f, ok := out.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) || r.NoColor {
 		args = append(args, "--no-color")
 	}
 	if r.LabelFilter != "" {

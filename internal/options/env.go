@@ -20,6 +20,7 @@ const (
 	envVersion          = "JOBCONFORM_K8S_VERSION"
 	envProvider         = "JOBCONFORM_PROVIDER"
 	envKubeconfig       = "JOBCONFORM_KUBECONFIG"
+	envContext          = "JOBCONFORM_CONTEXT"
 	envNodes            = "JOBCONFORM_NODES"
 	envFeatureGates     = "JOBCONFORM_FEATURE_GATES"
 	envControllers      = "JOBCONFORM_CONTROLLERS"
@@ -90,6 +91,7 @@ func FromEnv() (Options, error) {
 	}
 	str(&o.Provider, envProvider)
 	str(&o.Kubeconfig, envKubeconfig)
+	str(&o.Context, envContext)
 	str(&o.Nodes, envNodes)
 	if v := os.Getenv(envFeatureGates); v != "" {
 		g, err := ParseGates(v)

@@ -6,6 +6,7 @@ package options
 import (
 	"flag"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Run.LabelFilter, "label-filter", o.Run.LabelFilter, "Ginkgo label filter over scenario features, e.g. 'podReplacementPolicy || suspend'")
 	fs.StringVar(&o.Run.Focus, "focus", o.Run.Focus, "run only specs whose text matches this regular expression, as Ginkgo's --focus: the text is the suite's description, then the spec's, e.g. \"jobconform conformance conformance [reference] prp-failed-eviction\" (so anchor with $, not ^: 'reference.*eviction$')")
 	fs.BoolVar(&o.Run.FailFast, "fail-fast", o.Run.FailFast, "stop each suite at its first failing spec (the specs already running end first)")
+	fs.BoolVar(&o.Run.NoColor, "no-color", o.Run.NoColor || os.Getenv("NO_COLOR") != "", "no colour in the suites' output (default: colour on a terminal unless NO_COLOR is set)")
 	fs.StringVar(&o.Run.RerunFailed, "rerun-failed", o.Run.RerunFailed, "an earlier run's artifacts directory (or its Ginkgo JSON reports, comma-separated): run again only the specs that failed there, at the releases and on the nodes where they failed (the built-in's spec beside another controller's, as its oracle); fold the rerun into the first with jobconform report merge --rerun")
 	fs.StringVar(&o.Run.Baseline, "baseline", o.Run.Baseline, "an earlier run's artifacts directory (or its Ginkgo JSON reports, comma-separated): say what newly fails, newly passes and got slower, in the terminal and summary.md")
 	fs.IntVar(&o.Run.Procs, "procs", o.Run.Procs, "parallel Ginkgo processes of the conformance suite, on one cluster (at most 12 on kubelet nodes, where each pod is a real container)")
@@ -65,7 +67,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Run.Coverage, "coverage", o.Run.Coverage, "measure how much of upstream's Job controller the run reaches: the built-in controller-manager of the local clusters built with Go's coverage (once per release, cached), statements reached per file and function, the blocks never reached and the source coloured, in <artifacts>/coverage/<release>/")
 	fs.BoolVar(&o.Run.KubeletConformance, "kubelet-conformance", o.Run.KubeletConformance, "run the conformance suite again on kubelet nodes at the first release, and write the fidelity table (kwok beside kubelet)")
 	fs.StringVar(&o.Provider, "provider", o.Provider, "cluster provider: "+strings.Join(Providers, ", ")+" (default local; existing with --kubeconfig)")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "run on this existing cluster instead of creating one")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "run on this existing cluster instead of creating one ($KUBECONFIG is read only with --provider existing, as kubectl reads it; never to replace the local cluster)")
+	fs.StringVar(&o.Context, "context", o.Context, "the kubeconfig's context to use (default: its current context); with --kubeconfig or --provider existing")
 	fs.Func("controllers", "controllers under test, comma-separated: "+strings.Join(Controllers, ", ")+" (default builtin,reference)", func(s string) error {
 		o.Controllers = splitList(s, ",")
 		return nil

@@ -46,6 +46,10 @@ type Options struct {
 	Provider string `json:"provider,omitempty"`
 	// Kubeconfig is an existing cluster's.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Context is the kubeconfig's context to use (--context; "": its
+	// current context). With --provider existing and no --kubeconfig, the
+	// kubeconfig is kubectl's: $KUBECONFIG's files, else ~/.kube/config.
+	Context string `json:"context,omitempty"`
 	// Nodes is what plays the local provider's nodes: NodesKwok or NodesKubelet.
 	Nodes string `json:"nodes,omitempty"`
 	// FeatureGates are set on every component of a cluster the harness creates.
@@ -147,6 +151,9 @@ type Run struct {
 	// FailFast stops a suite at its first failing spec (specs already
 	// running end first): make mutate needs one catch per mutant, not all.
 	FailFast bool `json:"failFast,omitempty"`
+	// NoColor keeps colour out of the suites' output (--no-color, or
+	// NO_COLOR set, as no-color.org asks; never on a pipe or a file).
+	NoColor bool `json:"noColor,omitempty"`
 	// Baseline is an earlier run's artifacts directory (or its Ginkgo JSON
 	// reports, comma-separated) to compare the verdicts with.
 	Baseline string `json:"baseline,omitempty"`

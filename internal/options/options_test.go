@@ -140,11 +140,11 @@ func TestFromEnvFallback(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	bad := map[string]func(*Options){
-		"--nodes":             func(o *Options) { o.Nodes = "vm" },
-		"--provider":          func(o *Options) { o.Provider = "gke" },
-		"--kubeconfig":        func(o *Options) { o.Kubeconfig = "k"; o.Provider = "kind" },
-		"--provider existing": func(o *Options) { o.Provider = "existing" },
-		"--controllers":       func(o *Options) { o.Controllers = []string{"builtin", "kueue"} },
+		"--nodes":       func(o *Options) { o.Nodes = "vm" },
+		"--provider":    func(o *Options) { o.Provider = "gke" },
+		"--kubeconfig":  func(o *Options) { o.Kubeconfig = "k"; o.Provider = "kind" },
+		"--context":     func(o *Options) { o.Context = "kind-a" },
+		"--controllers": func(o *Options) { o.Controllers = []string{"builtin", "kueue"} },
 		"--external-managed-by": func(o *Options) {
 			o.Controllers = []string{"external"}
 		},
@@ -195,6 +195,14 @@ func TestValidate(t *testing.T) {
 	o.Controllers = []string{"builtin", "dispatcher"}
 	if err := o.Validate(); err != nil {
 		t.Errorf("--controllers builtin,dispatcher: %v", err)
+	}
+	// kubectl's kubeconfig, with or without a context of it.
+	for _, ctx := range []string{"", "kind-a"} {
+		o = Defaults()
+		o.Provider, o.Context = "existing", ctx
+		if err := o.Validate(); err != nil {
+			t.Errorf("--provider existing --context %q: %v", ctx, err)
+		}
 	}
 }
 

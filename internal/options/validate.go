@@ -31,8 +31,8 @@ func (o *Options) Validate() error {
 		o.Provider = "existing"
 	case o.Kubeconfig != "" && o.Provider != "existing":
 		return fmt.Errorf("--kubeconfig and --provider %s: choose one (an existing cluster, or one jobconform creates)", o.Provider)
-	case o.Provider == "existing" && o.Kubeconfig == "":
-		return errors.New("--provider existing needs --kubeconfig")
+	case o.Context != "" && o.Provider != "existing":
+		return fmt.Errorf("--context %s names a context of a kubeconfig: give --kubeconfig, or --provider existing for kubectl's ($KUBECONFIG, else ~/.kube/config)", o.Context)
 	}
 	if o.Oracle.Twice && (o.Oracle.Off || o.Oracle.From != "") {
 		return errors.New("--oracle-twice runs the built-in twice for the differential verdict: not with --no-oracle or --oracle-from (kept runs are read, not run)")
