@@ -31,7 +31,7 @@ func bench(ctx context.Context, args []string) error {
 	addFlags(fs, &o)
 	runs := fs.Int("runs", 3, "times each suite runs (the median is printed)")
 	scaleFigures := fs.Bool("scale-figures", true, "then run the scale suite once (its --scale form, default 1k: about 15 minutes) and print its side-by-side figures")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if *runs < 1 {

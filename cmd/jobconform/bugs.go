@@ -12,7 +12,7 @@ import (
 func bugsPage(args []string) error {
 	fs := flag.NewFlagSet("bugs", flag.ContinueOnError)
 	out := fs.String("out", "", "write the page to this file instead of printing it")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if *out == "" {

@@ -30,7 +30,7 @@ func build(ctx context.Context, args []string) error {
 	kubelet := fs.Bool("kubelet", false, "build the kubelet too (for kubelet nodes)")
 	kueue := fs.String("kueue", "", "build Kueue's manager of this release too and keep its CRDs (\"default\": "+k8sbin.KueueVersion+"; MultiKueue, issue #31)")
 	chaosMesh := fs.Bool("chaos-mesh", false, "build Chaos Mesh's controller-manager ("+k8sbin.ChaosMeshVersion+") too and keep its CRDs: to install on a cluster of yours (issue #47)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if *chaosMesh {

@@ -19,7 +19,7 @@ func cleanup(ctx context.Context, args []string) error {
 	run := fs.String("run", "", "only this run's leftovers (the ID jobconform run printed); default: every run's")
 	dryRun := fs.Bool("dry-run", false, "name what is left, remove nothing")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for the namespaces to go")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if *kubeconfig == "" {

@@ -139,7 +139,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"unreachable kubeconfig", []string{"--kubeconfig", unreachable}, "unreachable", nil},
 		{"unknown node kind", []string{"--nodes", "vm"}, `--nodes "vm": use kwok or kubelet`, nil},
 		{"kubelet nodes on an existing cluster", []string{"--nodes", "kubelet", "--kubeconfig", unreachable}, "--nodes kubelet is a setting of the local provider", nil},
-		{"unknown flag", []string{"--colour"}, "flag provided but not defined: -colour", nil},
+		{"unknown flag", []string{"--colour"}, "flag provided but not defined: -colour (jobconform run -h lists the flags)", nil},
 		{"scenarios from the environment", nil, "holds no scenario", []string{"JOBCONFORM_SCENARIOS=" + empty}},
 		{"baseline without reports", []string{"--baseline", empty}, "--baseline: no report-*.json under", nil},
 		{"baseline missing", []string{"--baseline", filepath.Join(dir, "nope")}, "--baseline: stat", nil},
@@ -151,6 +151,9 @@ func TestRunRefusesBadInput(t *testing.T) {
 			out, code := exitCode(t, cmd)
 			if code != 2 || !strings.Contains(out, c.want) {
 				t.Errorf("exit code %d, output:\n%s\nwant exit code 2 and %q", code, out, c.want)
+			}
+			if n := strings.Count(out, "flag provided but not defined"); c.name == "unknown flag" && n != 1 {
+				t.Errorf("a bad flag said %d times:\n%s", n, out) // once: not the flag package's and then ours
 			}
 			if _, err := os.Stat(artifacts); !os.IsNotExist(err) {
 				t.Errorf("bad input wrote %s", artifacts)

@@ -22,7 +22,7 @@ func cluster(ctx context.Context, args []string) error {
 	o.AddClusterFlags(fs)
 	fs.StringVar(&o.Version, "k8s-version", o.Version, "Kubernetes release of the cluster (default "+release.Default+")")
 	nodes := fs.Int("node-count", 3, "nodes (on the local provider each is lost and returned alone)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	o.Run.Versions = nil

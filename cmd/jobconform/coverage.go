@@ -49,7 +49,7 @@ func coverageUnit(ctx context.Context, args []string) error {
 	version := fs.String("k8s-version", release.Default, "the Kubernetes release whose tests to run")
 	out := fs.String("out", "", "directory of the report (default <artifacts>/coverage-unit/<release>)")
 	pkgs := fs.String("packages", k8sbin.CoveredPackages, "upstream's test packages to run (k8s.io/kubernetes/test/integration/job needs etcd on PATH)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	v, err := release.Resolve(*version)
@@ -105,7 +105,7 @@ func coverageUnit(ctx context.Context, args []string) error {
 func coverageReport(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("coverage report", flag.ContinueOnError)
 	what := fs.String("what", "", "what ran, for the report's heading (default: the directory)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if fs.NArg() != 1 {

@@ -19,7 +19,7 @@ var releaseInName = regexp.MustCompile(`v\d+\.\d+\.\d+`)
 func durations(args []string) error {
 	fs := flag.NewFlagSet("durations", flag.ContinueOnError)
 	out := fs.String("out", shard.File, "file to write")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if fs.NArg() == 0 {

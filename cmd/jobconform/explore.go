@@ -44,7 +44,7 @@ func exploreCmd(ctx context.Context, args []string) error {
 	keep := fs.String("keep", "", "keep the corpus into this directory (scenarios/catalog/explored: the conformance suite runs it): every shrunk reproducer, and --keep-sample of the cases every controller passed, chosen by the seed")
 	keepSample := fs.Int("keep-sample", 3, "with --keep: how many passing cases to keep")
 	writeOnly := fs.Bool("write-only", false, "write the cases and stop (run them later with jobconform run --builtin-scenarios=false --suites conformance --oracle-twice --scenarios DIR)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if fs.NArg() > 0 {

@@ -18,7 +18,7 @@ func fidelity(args []string) error {
 	kwok := fs.String("kwok", "", "Ginkgo JSON report of a run on kwok nodes")
 	kubelet := fs.String("kubelet", "", "Ginkgo JSON report of the same run on kubelet nodes")
 	out := fs.String("out", "", "also write the table (Markdown) to this file")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if *kwok == "" || *kubelet == "" || fs.NArg() > 0 {

@@ -26,7 +26,7 @@ func list(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	addFlags(fs, &o)
 	format := fs.String("o", "table", "output: table, or json (the plan's suite runs, each with its specs)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if fs.NArg() > 0 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -211,4 +212,23 @@ func exitStatus(err error) int {
 		return exitHarness
 	}
 	return exitBroken
+}
+
+// parseFlags parses a subcommand's flags: -h prints them to stdout (and
+// the command ends with exit code 0); a bad flag is one line, once, with
+// where to read the flags (exit code 2) — not the flag package's message
+// and usage on stderr followed by the same message again.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(os.Stdout)
+		fmt.Printf("Usage of jobconform %s:\n", fs.Name())
+		fs.PrintDefaults()
+		return err
+	case err != nil:
+		return usageError{fmt.Errorf("%w (jobconform %s -h lists the flags)", err, fs.Name())}
+	}
+	return nil
 }

@@ -59,7 +59,7 @@ func matrix(ctx context.Context, args []string) error {
 	}
 	o.Run.Versions = append([]string(nil), release.Matrix...)
 	addFlags(fs, &o)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	paths := fs.Args()

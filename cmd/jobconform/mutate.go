@@ -45,7 +45,7 @@ func mutate(ctx context.Context, args []string) error {
 	all := fs.Bool("all-specs", false, "run every spec of each fault, not only up to its first catch (slower; names every check that catches it)")
 	load := fs.Int("load", 0, "processes spinning on the CPUs beside the runs: are the faults still caught on a loaded runner?")
 	focus := fs.String("focus", "", "run only the faults' specs whose text matches this regular expression (as run's --focus), to prove a coverage row's own checks; the catches are added to those kept in --out")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *load < 0 {

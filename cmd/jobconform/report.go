@@ -30,7 +30,7 @@ func report(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	out := fs.String("out", "", "directory for report.html and summary.md (required)")
 	title := fs.String("title", "jobconform", "the report's title")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" || fs.NArg() == 0 {
@@ -58,7 +58,7 @@ var errRegressed = errors.New("newly failing specs (above)")
 func reportDiff(args []string) error {
 	fs := flag.NewFlagSet("report diff", flag.ContinueOnError)
 	out := fs.String("out", "", "also write the comparison (Markdown) to this file")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
@@ -135,7 +135,7 @@ func reportMerge(args []string) error {
 	fs := flag.NewFlagSet("report merge", flag.ContinueOnError)
 	out := fs.String("out", "", "the merged artifacts directory (required; not one of the shards')")
 	rerun := fs.String("rerun", "", "a --rerun-failed run's artifacts directory: its specs take the place of the same specs of the shards, each keeping the first verdict beside its own")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if *out == "" || fs.NArg() == 0 {

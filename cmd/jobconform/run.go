@@ -79,7 +79,7 @@ func runFlags(args []string) (options.Options, error) {
 	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	addFlags(fs, &o)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {

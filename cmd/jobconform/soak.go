@@ -29,7 +29,7 @@ func soak(ctx context.Context, args []string) error {
 	addFlags(fs, &o)
 	rounds := fs.Int("rounds", 3, "times the suites run")
 	load := fs.Int("load", 0, "processes spinning on the CPUs beside the suites (a loaded CI runner)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if fs.NArg() > 0 {

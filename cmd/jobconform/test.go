@@ -68,7 +68,7 @@ func test(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	addFlags(fs, &o)
 	goTest := fs.Bool("go-test", true, "run go test on the packages before the suites")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	ps := newParts()

@@ -22,7 +22,7 @@ import (
 func validate(args []string) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	format := fs.String("o", "text", "output: text, json, or github (workflow annotations on the files that are wrong)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if *format != "text" && *format != "json" && *format != "github" {

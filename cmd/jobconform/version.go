@@ -14,7 +14,7 @@ import (
 func version(args []string) error {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	out := fs.String("o", "text", "output: text (one line) or json")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError{err}
 	}
 	if fs.NArg() > 0 {
