@@ -451,6 +451,19 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 		// the Job's creation (drawn last, as above).
 		steps[0].Holds = yamltypes.Duration{Duration: time.Duration(*j.ActiveDeadlineSeconds+2) * time.Second}
 	}
+	if deadline && wave > 0 && len(s.Pods.Gates) == 0 && g.chance(0.4) {
+		// The controller's writes refused from the first wave's start
+		// until 4 s past the deadline (drawn last, as above): the Job's
+		// end must delete running pods (upstream's deleteActivePods) and
+		// record its failure while the apiserver refuses it, and retry.
+		refuse := pick(g, []string{scenarios.RefusePods}, []string{scenarios.RefuseJobStatus}, []string{scenarios.RefusePods, scenarios.RefuseJobStatus})
+		allowAnnouncedAgain(s, refuse)
+		steps = append(steps,
+			scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}},
+			scenarios.Step{Act: &scenarios.Action{Kind: scenarios.ActRefusePodChanges, Refuse: refuse}},
+			scenarios.Step{Await: &scenarios.StatusPattern{}, Holds: yamltypes.Duration{Duration: time.Duration(*j.ActiveDeadlineSeconds+4) * time.Second}},
+			scenarios.Step{Act: &scenarios.Action{Kind: scenarios.ActAllowPodChanges}})
+	}
 	return append(steps, scenarios.Step{Await: &scenarios.StatusPattern{Finished: true}, Timeout: yamltypes.Duration{Duration: 4 * time.Minute}})
 }
 

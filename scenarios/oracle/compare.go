@@ -136,6 +136,18 @@ func compare(builtin, other *Observation, allowed, mayLose map[string]string, pe
 		if a, b := builtin.Peaks[PeakCompared], other.Peaks[PeakCompared]; b > a || (b < a && peaks == bothWays) {
 			add("peak."+PeakCompared, strconv.Itoa(a), strconv.Itoa(b))
 		}
+		for _, f := range PeaksSaid {
+			a, inA := builtin.Peaks[f]
+			b, inB := other.Peaks[f]
+			if !inA || !inB || !(b > a || (b < a && peaks == bothWays)) {
+				continue
+			}
+			n := len(out)
+			add("peak."+f, strconv.Itoa(a), strconv.Itoa(b))
+			if peaks == oneWay && len(out) > n && out[n].Allowed == "" {
+				out[n].Allowed = peakSaid
+			}
+		}
 	}
 	if builtin.Scope == "status" || other.Scope == "status" {
 		return out // a dispatched Job: its pods and events are not the controller's

@@ -106,6 +106,17 @@ func TestPeaks(t *testing.T) {
 	if ds := CompareWith(spread, obs(4), nil, nil); len(Failing(ds)) != 1 || ds[0].Field != "peak.active" {
 		t.Fatalf("a peak above the built-in's whole spread: want peak.active failing, got %v", ds)
 	}
+	// Ready and terminating above the built-in's runs: said, not held.
+	ready := func(n int) *Observation {
+		return &Observation{Final: map[string]string{}, Peaks: map[string]int{"active": 2, "ready": n}}
+	}
+	ds = CompareWith(Learn(ready(1), ready(1)), ready(2), nil, nil)
+	if len(ds) != 1 || ds[0].Field != "peak.ready" || ds[0].Allowed != peakSaid || len(Failing(ds)) != 0 {
+		t.Fatalf("a ready peak above the built-in's: want it said, not held, got %v", ds)
+	}
+	if ds := CompareWith(Learn(ready(1), ready(2)), ready(2), nil, nil); len(ds) != 1 || !strings.HasPrefix(ds[0].Allowed, "noise:") {
+		t.Fatalf("a ready peak within the built-in's spread: want it excused as noise, got %v", ds)
+	}
 	// Read from a recording: the highest value the status showed.
 	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "job", UID: "u"}}
 	var tl timeline.Timeline
