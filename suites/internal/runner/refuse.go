@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -155,6 +154,9 @@ func awaitRefusal(ctx context.Context, client kubernetes.Interface, ns, user, wh
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, refusalWithin, true, func(ctx context.Context) (bool, error) {
 		var none bool
 		none, last = try(ctx, client, ns, user)
+		if errors.As(last, new(listError)) {
+			return false, nil // the objects to try on could not be read: again
+		}
 		if none {
 			// Nothing to refuse a change of: a refusal waits for an object
 			// to try it on; its end, with the policy gone, has nothing
@@ -180,12 +182,21 @@ func awaitRefusal(ctx context.Context, client kubernetes.Interface, ns, user, wh
 	return nil
 }
 
+// listError is a try's failure to read the objects to try on, before any
+// write: retried, as the write's own refusal is not.
+type listError struct{ error }
+
+func (l listError) Unwrap() error { return l.error }
+
 // tryPodDeletion deletes one of ns's pods as user, dry-run (none: ns has
 // no pod).
 func tryPodDeletion(ctx context.Context, client kubernetes.Interface, ns, user string) (none bool, err error) {
 	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil || len(pods.Items) == 0 {
-		return err == nil, cmp.Or(err, errors.New("no pod in the namespace to try a deletion on"))
+	if err != nil {
+		return false, listError{err}
+	}
+	if len(pods.Items) == 0 {
+		return true, errors.New("no pod in the namespace to try a deletion on")
 	}
 	return false, client.CoreV1().RESTClient().Delete().Namespace(ns).Resource("pods").Name(pods.Items[0].Name).
 		SetHeader("Impersonate-User", user).Body(&metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}).Do(ctx).Error()
@@ -195,8 +206,11 @@ func tryPodDeletion(ctx context.Context, client kubernetes.Interface, ns, user s
 // user, dry-run (none: ns has no Job).
 func tryJobStatusUpdate(ctx context.Context, client kubernetes.Interface, ns, user string) (none bool, err error) {
 	jobs, err := client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
-	if err != nil || len(jobs.Items) == 0 {
-		return err == nil, cmp.Or(err, errors.New("no Job in the namespace to try a status write on"))
+	if err != nil {
+		return false, listError{err}
+	}
+	if len(jobs.Items) == 0 {
+		return true, errors.New("no Job in the namespace to try a status write on")
 	}
 	j := &jobs.Items[0]
 	return false, client.BatchV1().RESTClient().Put().Namespace(ns).Resource("jobs").Name(j.Name).SubResource("status").

@@ -200,4 +200,20 @@ func TestRefusalWithoutIdentitySkipsTheRest(t *testing.T) {
 	if got := refusalTimes(made); len(got) != 2 {
 		t.Errorf("refusal times: %v", got)
 	}
+	// The spans of refused status writes: a refusal of pods alone is none.
+	sc := &scenarios.Scenario{Steps: []scenarios.Step{
+		{Act: &scenarios.Action{Kind: scenarios.ActRefusePodChanges}},
+		{Act: &scenarios.Action{Kind: scenarios.ActAllowPodChanges}},
+		{Act: &scenarios.Action{Kind: scenarios.ActRefusePodChanges, Refuse: []string{scenarios.RefuseJobStatus}}},
+		{Act: &scenarios.Action{Kind: scenarios.ActAllowPodChanges}},
+		{Act: &scenarios.Action{Kind: scenarios.ActRefusePodChanges, Refuse: []string{scenarios.RefusePods, scenarios.RefuseJobStatus}}},
+	}}
+	var ran []StepResult
+	for i := range sc.Steps {
+		ran = append(ran, StepResult{Index: i, OK: true, Time: at.Add(time.Duration(i) * time.Second)})
+	}
+	spans := statusRefusals(sc, ran)
+	if len(spans) != 2 || !spans[0].From.Equal(at.Add(2*time.Second)) || !spans[0].To.Equal(at.Add(3*time.Second)) || !spans[1].To.IsZero() {
+		t.Errorf("status refusals: %+v", spans)
+	}
 }
