@@ -134,7 +134,7 @@ func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 					if k == scenarios.ActRefusePods {
 						delete(c.Oracle.Differ, refusedCreates)
 					} else {
-						for _, f := range announcedAgain {
+						for _, f := range append([]string{refusedDeletes}, announcedAgain...) {
 							delete(c.Oracle.Differ, f)
 						}
 					}

@@ -247,6 +247,13 @@ func TestShrinkKeepsRefusalsWhole(t *testing.T) {
 				if again != statusRefused {
 					t.Errorf("%s: the allowance of events announced again %v, a refusal of status writes %v", k.Name, again, statusRefused)
 				}
+				_, deletes := k.Oracle.Differ[refusedDeletes]
+				podsRefused := slices.ContainsFunc(k.Steps, func(st scenarios.Step) bool {
+					return isAct(scenarios.ActRefusePodChanges)(st) && slices.Contains(st.Act.Refusing(), scenarios.RefusePods)
+				})
+				if deletes != podsRefused {
+					t.Errorf("%s: the allowance of refused deletions %v, a refusal of pod changes %v", k.Name, deletes, podsRefused)
+				}
 			}
 		}
 	}
