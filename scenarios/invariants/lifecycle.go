@@ -474,8 +474,8 @@ var SuspendEvents = Invariant{
 			tooMany := got[reason] > len(want[reason])
 			if tooMany && statusRefusedBefore(ctx, want[reason]) {
 				// Upstream records the event before the status write
-				// (syncJob, v1.31 to v1.37.1): each retry of a refused
-				// write announces the same transition again.
+				// (syncJob, read at v1.36.3 and v1.37.1): each retry of a
+				// refused write announces the same transition again.
 				ctx.skip("%d Normal %q events for %d such transitions while the controller's status writes were refused (a controller that records the event before the write records it again at each retry): not how many, only that each is announced", got[reason], reason, len(want[reason]))
 				tooMany = false
 			}
