@@ -460,8 +460,7 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 		// deadline: a loaded machine must stall 10 s for the Job to fail
 		// and its pods to go before the refusal, which needs a pod to
 		// try it on.
-		refuse := pick(g, []string{scenarios.RefusePods}, []string{scenarios.RefuseJobStatus}, []string{scenarios.RefusePods, scenarios.RefuseJobStatus})
-		allowRefusalCounts(s, refuse)
+		refuse := g.refusal(s)
 		steps = append(steps,
 			scenarios.Step{Await: &scenarios.StatusPattern{Active: ptr.To(wave)}},
 			scenarios.Step{Act: &scenarios.Action{Kind: scenarios.ActRefusePodChanges, Refuse: refuse}},
@@ -621,8 +620,7 @@ func (g *gen) act(s *scenarios.Scenario, act string, wave int32, first *scenario
 		// API errors (the status write that records a finished pod comes
 		// first, and a refused one must hold its finalizer), whatever the
 		// Job's shape.
-		refuse := pick(g, []string{scenarios.RefusePods}, []string{scenarios.RefuseJobStatus}, []string{scenarios.RefusePods, scenarios.RefuseJobStatus})
-		allowRefusalCounts(s, refuse)
+		refuse := g.refusal(s)
 		if g.chance(0.5) {
 			return g.refusedDeletions(s, wave, refuse, features)
 		}
@@ -674,6 +672,15 @@ const refusedCreates = "events.Warning/FailedCreate"
 // it after does not — how many is its retry timing; that each is
 // announced is compared (and held by suspend-events).
 var announcedAgain = []string{"events.Normal/Suspended", "events.Normal/Resumed"}
+
+// refusal draws what a refusal of the controller's writes refuses — its
+// pod changes, its status writes, or both, a third each — and lets the
+// counts of events that makes its retry timing differ in s.
+func (g *gen) refusal(s *scenarios.Scenario) []string {
+	refuse := pick(g, []string{scenarios.RefusePods}, []string{scenarios.RefuseJobStatus}, []string{scenarios.RefusePods, scenarios.RefuseJobStatus})
+	allowRefusalCounts(s, refuse)
+	return refuse
+}
 
 // refusedDeletes is the field a refusal of the controller's pod changes
 // lets differ: each refused deletion is an event, and how many the
