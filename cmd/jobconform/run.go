@@ -116,10 +116,18 @@ func check(ctx context.Context, o options.Options) (*plan, error) {
 		return filepath.Join(p.cwd, path)
 	}
 	p.o.Kubeconfig, p.o.Run.Artifacts, p.o.Oracle.From = abs(o.Kubeconfig), abs(o.Run.Artifacts), abs(o.Oracle.From)
+	// whose names the context oneContext wrote out, for the errors of a
+	// cluster that does not answer ("": the --kubeconfig given, as is).
+	whose := ""
 	if p.o.ProviderName() == "existing" && (p.o.Kubeconfig == "" || p.o.Context != "") {
 		if p.o.Kubeconfig, err = oneContext(p.o.Kubeconfig, p.o.Context); err != nil {
 			return nil, usageError{err}
 		}
+		whose = "the current context"
+		if o.Context != "" {
+			whose = fmt.Sprintf("context %q", o.Context)
+		}
+		whose += " of " + cmp.Or(o.Kubeconfig, "$KUBECONFIG or ~/.kube/config")
 	}
 	if p.o.Oracle.From != "" {
 		if fi, err := os.Stat(p.o.Oracle.From); err != nil || !fi.IsDir() {
@@ -135,13 +143,8 @@ func check(ctx context.Context, o options.Options) (*plan, error) {
 	}
 	if p.o.ProviderName() == "existing" {
 		if err := reachable(ctx, p.o.Kubeconfig); err != nil {
-			if p.o.Kubeconfig != abs(o.Kubeconfig) {
-				// oneContext's file: say whose context it holds.
-				which := "the current context"
-				if o.Context != "" {
-					which = fmt.Sprintf("context %q", o.Context)
-				}
-				return nil, fmt.Errorf("%s of %s: %w", which, cmp.Or(o.Kubeconfig, "$KUBECONFIG or ~/.kube/config"), err)
+			if whose != "" {
+				return nil, fmt.Errorf("%s: %w", whose, err)
 			}
 			return nil, err
 		}
