@@ -117,8 +117,8 @@ func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 			// A refusal of new pods or of pod changes, whole: the await
 			// before it, the acts and awaits inside, and the allow that
 			// ends it (cut apart, the refusal would last to the end), and
-			// a suspension made inside it to its resume; its allowance
-			// with it.
+			// a suspension made inside it to its resume (the allowances
+			// it makes go with it: Scenario.RetryTimed reads the steps).
 			end := scenarios.ActAllowPods
 			if k == scenarios.ActRefusePodChanges {
 				end = scenarios.ActAllowPodChanges
@@ -131,13 +131,6 @@ func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 				}
 				out = append(out, func(c *scenarios.Scenario) bool {
 					c.Steps = slices.Delete(c.Steps, i-1, j+1)
-					if k == scenarios.ActRefusePods {
-						delete(c.Oracle.Differ, refusedCreates)
-					} else {
-						for _, f := range append([]string{refusedDeletes}, announcedAgain...) {
-							delete(c.Oracle.Differ, f)
-						}
-					}
 					return true
 				})
 			}

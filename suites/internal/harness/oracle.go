@@ -295,7 +295,7 @@ func (o *Oracle) judgeWith(s *scenarios.Scenario, r *runner.Result, builtin *ora
 			return
 		}
 		r.Compared, r.Untimed = true, oracle.WhyUntimed(builtin, r.Observation)
-		r.Differences = oracle.CompareWith(builtin, r.Observation, s.Oracle.Differ, mayLose(s))
+		r.Differences = oracle.CompareWith(builtin, r.Observation, s.Allowed(), mayLose(s))
 		// After the comparison: a bug may decide whether an event is
 		// recorded at all, which no allowance of a scenario may excuse.
 		for i, d := range r.Differences {
@@ -307,7 +307,7 @@ func (o *Oracle) judgeWith(s *scenarios.Scenario, r *runner.Result, builtin *ora
 		}
 	default:
 		r.Compared, r.Untimed = true, oracle.WhyUntimed(builtin, r.Observation)
-		r.Differences = oracle.CompareWith(builtin, r.Observation, s.Oracle.Differ, mayLose(s))
+		r.Differences = oracle.CompareWith(builtin, r.Observation, s.Allowed(), mayLose(s))
 	}
 }
 
