@@ -16,7 +16,8 @@ import (
 // kubelet does for real, and kwok's Stages imitate: a process that traps
 // SIGTERM and exits late (with its own code), a grace period cut short, a
 // container that becomes ready later, readiness gates folded into Ready,
-// restarts in place, exit codes, and the acts that end running pods
+// restarts in place, exit codes, several containers and init containers
+// (their statuses, the order a kubelet runs them in), and the acts that end running pods
 // (deletion, forced deletion, eviction, a finished pod deleted, suspension,
 // scale-down, a Job deleted, a pod of its own created beside the Job's).
 // A scenario that has none of them asks of the nodes only that pods start
@@ -42,6 +43,12 @@ func kubeletTraits(s *scenarios.Scenario) []string {
 		}
 		if len(p.Gates) > 0 {
 			set["readiness-gate"] = true
+		}
+		if len(p.Containers) > 0 {
+			set["several-containers"] = true
+		}
+		if len(p.InitContainers) > 0 {
+			set["init-containers"] = true
 		}
 		for _, o := range p.ByIndex {
 			behaviour(o)
@@ -119,6 +126,9 @@ var kubeletSample = []string{
 	"nonindexed-scale-down-not-ready-first",          // scale-down by readiness (gates)
 	"indexed-removes-bad-indexes",                    // pods of its own created beside the Job's
 	"manual-selector-adopts-orphans-not-others-pods", // orphans and others' pods
+	"pfp-second-container-fails-job",                 // a second container's exit code
+	"pfp-init-container-exit-code",                   // an init container fails the pod
+	"init-containers-then-indexed-main",              // init containers, then two containers
 }
 
 // kubeletSampleFocus selects kubeletSample's specs of the conformance suite,

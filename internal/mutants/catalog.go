@@ -411,6 +411,34 @@ var checkedMutants = []Mutant{
 			{"pod_failure_policy.go", "func matchFailurePolicy(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {\n",
 				"func matchFailurePolicy(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {\n\tif pod.DeletionTimestamp != nil {\n\t\tpolicy = nil\n\t}\n"},
 		}},
+	// Pods of several containers (scenarios/catalog/conformance/containers.yaml).
+	{Name: "exit-codes-of-first-container", Suite: "conformance", Labels: "podFailurePolicy",
+		Breaks: "matches onExitCodes rules against the pod's first container alone: a second container's exit code and the init containers' are never read",
+		Edits: []Edit{
+			{"pod_failure_policy.go", "for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {",
+				"for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses[:min(1, len(pod.Status.ContainerStatuses))]} {"},
+		}},
+	{Name: "exit-codes-ignore-container-name", Suite: "conformance", Labels: "podFailurePolicy",
+		Breaks: "matches an onExitCodes rule that names a container against every container's exit code",
+		Edits: []Edit{
+			{"pod_failure_policy.go", "if t == nil || t.ExitCode == 0 || (req.ContainerName != nil && *req.ContainerName != cs.Name) {", "if t == nil || t.ExitCode == 0 {"},
+		}},
+	{Name: "exit-codes-skip-init", Suite: "conformance", Labels: "podFailurePolicy",
+		Breaks: "matches onExitCodes rules against the main containers only: a pod failed by its init container is counted, never matched",
+		Edits: []Edit{
+			{"pod_failure_policy.go", "for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {",
+				"for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses} {"},
+		}},
+	{Name: "notin-matches-zero", Suite: "conformance", Labels: "podFailurePolicy",
+		Breaks: "applies an onExitCodes rule's operator to containers that exited 0 too: NotIn matches a failed pod's container that succeeded",
+		Edits: []Edit{
+			{"pod_failure_policy.go", "if t == nil || t.ExitCode == 0 || (req.ContainerName", "if t == nil || (req.ContainerName"},
+		}},
+	{Name: "index-env-main-containers-only", Suite: "conformance", Labels: "tracking",
+		Breaks: "sets JOB_COMPLETION_INDEX in an Indexed Job's main containers but not its init containers (upstream sets it in both)",
+		Edits: []Edit{
+			{"pods.go", "for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {", "for _, list := range [][]corev1.Container{pod.Spec.Containers} {"},
+		}},
 	// The mutants below prove coverage rows that no fault above is caught
 	// by (docs/coverage.md, "faults caught").
 	{Name: "complete-without-criteria", Suite: "conformance", Labels: "terminalConditions",

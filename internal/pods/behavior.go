@@ -8,6 +8,7 @@ package pods
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 )
 
@@ -29,7 +31,14 @@ const (
 	AnnSIGTERMExitCode = Prefix + "sigterm-exit-code"   // exit code the trap ends with
 	AnnReadyAfter      = Prefix + "ready-after-seconds" // ContainersReady after this long
 	AnnFailures        = Prefix + "failures"            // runs that exit with exit-code before the rest exit 0
+	// AnnExitCodeOf + a container's name: the exit code of a container
+	// other than the first (Behavior.Containers, Behavior.Init).
+	AnnExitCodeOf = Prefix + "exit-code-of-"
 )
+
+// MainContainer is the name of the pod's first container when the template
+// names none.
+const MainContainer = "main"
 
 // StateVolume is the emptyDir where a real container counts its runs
 // (Behavior.Failures): a container restarted in place keeps its pod's volumes.
@@ -66,8 +75,28 @@ type Behavior struct {
 	// every one of them is True (Pod Ready++), whoever sets them.
 	Gates []corev1.PodConditionType
 	// ByIndex overrides the behaviour for the pods of some completion indexes
-	// (Indexed Jobs). Gates are per pod template and cannot vary by index.
+	// (Indexed Jobs). Gates, Containers and Init are per pod template and
+	// cannot vary by index.
 	ByIndex map[int]Behavior
+	// Containers are main containers beside the first: each runs as the
+	// first does (its run time, its SIGTERM trap, per index too) and exits
+	// with its own code. A pod with one fails when any container exits
+	// non-zero; restartPolicy Never only (kwok's stages restart a pod's
+	// containers together, a kubelet each on its own).
+	Containers []Container
+	// Init are init containers, run in order before the main ones: each
+	// exits at once with its code; a non-zero one fails the pod before
+	// its main containers start (restartPolicy Never only), as a kubelet
+	// does — its status then says the init container's exit code, and the
+	// main containers never ran.
+	Init []Container
+}
+
+// Container is a container of a pod other than its first: its name and the
+// code it exits with.
+type Container struct {
+	Name     string
+	ExitCode int32
 }
 
 // RunFor is a pod that runs d and then exits with code.
@@ -148,8 +177,29 @@ func (b Behavior) Validate() error {
 		if err := check(fmt.Sprintf("index %d: ", i), o); err != nil {
 			return err
 		}
+		if len(o.Containers)+len(o.Init) > 0 {
+			return fmt.Errorf("index %d: containers and init containers are the pod template's, the same for every index", i)
+		}
+	}
+	names := map[string]bool{MainContainer: true}
+	for _, c := range slices.Concat(b.Containers, b.Init) {
+		switch {
+		case len(validation.IsDNS1123Label(c.Name)) > 0:
+			return fmt.Errorf("container name %q: write a DNS label (lower-case letters, digits, dashes)", c.Name)
+		case names[c.Name]:
+			return fmt.Errorf("container name %q is used twice (the first container is %q)", c.Name, MainContainer)
+		case c.ExitCode < 0 || c.ExitCode > 255:
+			return fmt.Errorf("container %s: exit code %d is outside 0..255", c.Name, c.ExitCode)
+		}
+		names[c.Name] = true
 	}
 	return nil
+}
+
+// Fails tells whether some container but the first can fail the pod: a
+// non-zero exit code of a container beside it or of an init container.
+func (b Behavior) Fails() bool {
+	return slices.ContainsFunc(slices.Concat(b.Containers, b.Init), func(c Container) bool { return c.ExitCode != 0 })
 }
 
 // annotations renders b's fields under the plain keys, or with the ".<index>"
@@ -171,6 +221,9 @@ func (b Behavior) annotations(suffix string, into map[string]string) {
 func (b Behavior) Annotations() map[string]string {
 	out := map[string]string{}
 	b.annotations("", out)
+	for _, c := range slices.Concat(b.Containers, b.Init) {
+		out[AnnExitCodeOf+c.Name] = strconv.Itoa(int(c.ExitCode))
+	}
 	for i, o := range b.ByIndex {
 		if o.Run == nil {
 			// An override that runs forever must hide a finite base run.
@@ -195,7 +248,7 @@ func (b Behavior) Apply(tmpl *corev1.PodTemplateSpec) {
 		tmpl.Spec.ReadinessGates = append(tmpl.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: g})
 	}
 	if len(tmpl.Spec.Containers) == 0 {
-		tmpl.Spec.Containers = []corev1.Container{{Name: "main"}}
+		tmpl.Spec.Containers = []corev1.Container{{Name: MainContainer}}
 	}
 	c := &tmpl.Spec.Containers[0]
 	if c.Image == "" {
@@ -212,6 +265,27 @@ func (b Behavior) Apply(tmpl *corev1.PodTemplateSpec) {
 			PeriodSeconds: 1,
 		}
 	}
+	for _, x := range b.Containers {
+		// Runs as the first (its probe too: the pod is ready when both are)
+		// and exits with its own code.
+		o := *c.DeepCopy()
+		o.Name, o.Command, o.VolumeMounts = x.Name, []string{"sh", "-c", b.exitingWith(x.ExitCode).Script()}, nil
+		tmpl.Spec.Containers = append(tmpl.Spec.Containers, o)
+	}
+	for _, x := range b.Init {
+		tmpl.Spec.InitContainers = append(tmpl.Spec.InitContainers, corev1.Container{Name: x.Name, Image: c.Image,
+			Command: []string{"sh", "-c", fmt.Sprintf("exit %d", x.ExitCode)}})
+	}
+}
+
+// exitingWith is b as a container beside the first runs it: the same run
+// times, trap and readiness, every run exiting with code.
+func (b Behavior) exitingWith(code int32) Behavior {
+	x := Behavior{Run: b.Run, ExitCode: code, SIGTERMDelay: b.SIGTERMDelay, SIGTERMExitCode: b.SIGTERMExitCode, ReadyAfter: b.ReadyAfter}
+	for i, o := range b.ByIndex {
+		x = x.ForIndex(i, Behavior{Run: o.Run, ExitCode: code, SIGTERMDelay: o.SIGTERMDelay, SIGTERMExitCode: o.SIGTERMExitCode, ReadyAfter: o.ReadyAfter})
+	}
+	return x
 }
 
 // anyPod: f holds for b or for one of its per-index overrides.
@@ -308,8 +382,7 @@ func (t Target) Adapt(tmpl *corev1.PodTemplateSpec) {
 	if t.HostNetwork {
 		tmpl.Spec.HostNetwork = true
 	}
-	for i := range tmpl.Spec.Containers {
-		c := &tmpl.Spec.Containers[i]
+	for _, c := range slices.Concat(ptrs(tmpl.Spec.InitContainers), ptrs(tmpl.Spec.Containers)) {
 		if t.Image != "" && c.Image == Image {
 			c.Image = t.Image
 		}
@@ -317,6 +390,15 @@ func (t Target) Adapt(tmpl *corev1.PodTemplateSpec) {
 			c.ImagePullPolicy = t.PullPolicy
 		}
 	}
+}
+
+// ptrs are pointers to each of cs, to change them in place.
+func ptrs(cs []corev1.Container) []*corev1.Container {
+	out := make([]*corev1.Container, len(cs))
+	for i := range cs {
+		out[i] = &cs[i]
+	}
+	return out
 }
 
 // NewJob returns a Job of parallelism = completions = n whose pods behave as b,

@@ -180,3 +180,48 @@ func TestNewJob(t *testing.T) {
 		t.Fatalf("the behaviour was not applied: %+v", j.Spec.Template)
 	}
 }
+
+// Containers beside the first run its script with their own exit code;
+// init containers exit with theirs; both reach the kwok stages as
+// annotations and the kubelet's image as the target's.
+func TestSeveralContainers(t *testing.T) {
+	b := Succeed(2 * time.Second).ForIndex(1, RunFor(5*time.Second, 4))
+	b.Containers = []Container{{Name: "helper", ExitCode: 42}}
+	b.Init = []Container{{Name: "setup", ExitCode: 7}, {Name: "fetch"}}
+	if err := b.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var tmpl corev1.PodTemplateSpec
+	b.Apply(&tmpl)
+	Target{Image: "local/busybox", PullPolicy: corev1.PullNever}.Adapt(&tmpl)
+	cs, init := tmpl.Spec.Containers, tmpl.Spec.InitContainers
+	if len(cs) != 2 || cs[0].Name != MainContainer || cs[1].Name != "helper" || len(init) != 2 || init[0].Name != "setup" {
+		t.Fatalf("containers %v, init %v", cs, init)
+	}
+	helper := cs[1].Command[2]
+	if !strings.Contains(helper, "code=42") || !strings.Contains(helper, "1) run=5; code=42") || strings.Contains(helper, "code=4;") {
+		t.Errorf("helper's script does not run as main with its own code:\n%s", helper)
+	}
+	if init[0].Command[2] != "exit 7" || init[1].Command[2] != "exit 0" {
+		t.Errorf("init commands %v, %v", init[0].Command, init[1].Command)
+	}
+	for _, c := range append(cs, init...) {
+		if c.Image != "local/busybox" || c.ImagePullPolicy != corev1.PullNever {
+			t.Errorf("%s: image %s, pull %s: not adapted", c.Name, c.Image, c.ImagePullPolicy)
+		}
+	}
+	if a := tmpl.Annotations; a[AnnExitCodeOf+"helper"] != "42" || a[AnnExitCodeOf+"setup"] != "7" || a[AnnExitCodeOf+"fetch"] != "0" {
+		t.Errorf("annotations %v", a)
+	}
+	if !b.Fails() || (Behavior{Containers: []Container{{Name: "x"}}}).Fails() {
+		t.Error("Fails: a non-zero exit beside the first, and only then")
+	}
+	for _, bad := range [][]Container{{{Name: "main"}}, {{Name: "a"}, {Name: "a"}}, {{Name: "Bad_Name"}}, {{Name: "x", ExitCode: 256}}} {
+		if err := (Behavior{Containers: bad}).Validate(); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+	if err := Succeed(time.Second).ForIndex(0, Behavior{Init: []Container{{Name: "x"}}}).Validate(); err == nil {
+		t.Error("init containers per index accepted")
+	}
+}

@@ -104,6 +104,30 @@ const (
 `
 )
 
+// tplInit renders the init containers' statuses, run in order as a kubelet
+// runs them: each exits with its code (AnnExitCodeOf) and the first that
+// exits non-zero fails the pod ($initFailed), those after it never run.
+const tplInit = `{{ $initFailed := false }}
+{{ with .spec.initContainers }}initContainerStatuses:
+{{ range $i, $c := . }}{{ $code := index $a (print "` + AnnExitCodeOf + `" $c.name) | default "0" | int }}
+- name: {{ $c.name | Quote }}
+  image: {{ $c.image | Quote }}
+  imageID: ""
+  {{ if not $initFailed }}containerID: {{ printf "kwok://%s-init-%d" $.metadata.uid $i | Quote }}
+  {{ end }}started: false
+  ready: {{ if $initFailed }}false{{ else }}{{ eq $code 0 }}{{ end }}
+  restartCount: 0
+  state:
+  {{ if $initFailed }}  waiting:
+      reason: PodInitializing
+  {{ else }}  terminated:
+      exitCode: {{ $code }}
+      reason: {{ if eq $code 0 }}Completed{{ else }}Error{{ end }}
+      startedAt: {{ $now | Quote }}
+      finishedAt: {{ $now | Quote }}
+  {{ end }}{{ if ne $code 0 }}{{ $initFailed = true }}{{ end }}{{ end }}
+{{ end }}`
+
 type stage struct {
 	name  string
 	state string // the value of jq "state" this stage takes
@@ -129,10 +153,30 @@ func containerStatuses(state, ready, extra string) string {
 
 var stages = []stage{
 	{name: "jobconform-pod-start", state: "start", body: statusTemplate(tplAnn + tplGates + `{{ $cr := eq $readyAfter 0.0 }}
-phase: Running
-hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+` + tplInit + `hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
 podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
 startTime: {{ $now | Quote }}
+{{ if $initFailed }}phase: Failed
+conditions:
+- type: PodReadyToStartContainers
+  status: "True"
+  lastTransitionTime: {{ $now | Quote }}
+- type: Initialized
+  status: "False"
+  reason: ContainersNotInitialized
+  lastTransitionTime: {{ $now | Quote }}
+- type: ContainersReady
+  status: "False"
+  reason: PodFailed
+  lastTransitionTime: {{ $now | Quote }}
+- type: Ready
+  status: "False"
+  reason: PodFailed
+  lastTransitionTime: {{ $now | Quote }}
+` + containerStatuses(`    waiting:
+      reason: PodInitializing
+`, `false`, `  restartCount: 0
+`) + `{{ else }}phase: Running
 conditions:
 - type: PodReadyToStartContainers
   status: "True"
@@ -143,7 +187,7 @@ conditions:
 ` + tplReadyConds + containerStatuses(`    running:
       startedAt: {{ $now | Quote }}
 `, `{{ $cr }}`, `  restartCount: 0
-`))},
+`) + `{{ end }}`)},
 	{name: "jobconform-pod-ready", state: "ready", body: statusTemplate(tplAnn + tplGates + `{{ $cr := false }}
 {{ range .status.conditions }}{{ if and (eq .type "ContainersReady") (eq .status "True") }}{{ $cr = true }}{{ end }}{{ end }}
 conditions:
@@ -164,15 +208,17 @@ conditions:
 {{ if and (gt $fails 0) (ge (dig "restartCount" 0 $prev | int) $fails) }}{{ $exit = 0 }}{{ end }}
 conditions:
 ` + notReady("ContainersNotReady") + containerStatuses(`    terminated:
-      exitCode: {{ $exit }}
-      reason: {{ if eq $exit 0 }}Completed{{ else }}Error{{ end }}
+      {{ $code := $exit }}{{ with index $a (print "`+AnnExitCodeOf+`" $c.name) }}{{ $code = int . }}{{ end }}exitCode: {{ $code }}
+      reason: {{ if eq $code 0 }}Completed{{ else }}Error{{ end }}
       startedAt: {{ dig "state" "running" "startedAt" $now $prev | Quote }}
       finishedAt: {{ $now | Quote }}
 `, `false`, `  restartCount: {{ dig "restartCount" 0 $prev }}
 {{ with dig "lastState" nil $prev }}  lastState: {{ . | toJson }}
 {{ end }}`))},
+	// Failed when any container exited non-zero (the containers beside the
+	// first, restartPolicy Never, exit with it).
 	{name: "jobconform-pod-finish", state: "finish", body: statusTemplate(`{{ $now := Now }}
-{{ $code := (index .status.containerStatuses 0).state.terminated.exitCode | int }}
+{{ $code := 0 }}{{ range .status.containerStatuses }}{{ if ne (dig "state" "terminated" "exitCode" 0 . | int) 0 }}{{ $code = 1 }}{{ end }}{{ end }}
 phase: {{ if eq $code 0 }}Succeeded{{ else }}Failed{{ end }}
 conditions:
 ` + notReady("PodCompleted"))},

@@ -345,9 +345,25 @@ func TestPolicyShapesRendered(t *testing.T) {
 				shapes["recreated, deleted "+string(cmp.Or(a.Propagation, "Background"))]++
 			}
 		}
+		pods := c.Scenario.Pods
+		for _, k := range pods.Containers {
+			shapes["a second container"]++
+			if k.ExitCode != 0 {
+				shapes["a second container that fails"]++
+			}
+		}
+		if n := len(pods.InitContainers); n > 0 {
+			shapes[fmt.Sprintf("init containers: %d", n)]++
+			if pods.InitContainers[n-1].ExitCode != 0 {
+				shapes["an init container that fails"]++
+			}
+		}
 		if p := j.PodFailurePolicy; p != nil {
 			for _, r := range p.Rules {
 				if r.OnExitCodes != nil {
+					if n := r.OnExitCodes.ContainerName; n != nil {
+						shapes["onExitCodes of "+*n]++
+					}
 					shapes[fmt.Sprintf("onExitCodes %s with %d values", r.OnExitCodes.Operator, len(r.OnExitCodes.Values))]++
 					if r.Action == batchv1.PodFailurePolicyActionIgnore {
 						shapes["Ignore on exit codes"]++
@@ -371,7 +387,9 @@ func TestPolicyShapesRendered(t *testing.T) {
 		"onPodConditions status True", "onPodConditions status False", "onPodConditions status Unknown",
 		"onPodConditions type Ready", "onPodConditions type ContainersReady", "onPodConditions type PodScheduled",
 		"refused: pods", "refused: jobStatus", "refused: pods and jobStatus",
-		"recreated, deleted Background", "recreated, deleted Foreground", "recreated, deleted Orphan"} {
+		"recreated, deleted Background", "recreated, deleted Foreground", "recreated, deleted Orphan",
+		"a second container", "a second container that fails", "init containers: 1", "init containers: 2", "an init container that fails",
+		"onExitCodes of main", "onExitCodes of helper", "onExitCodes of setup", "onExitCodes of fetch"} {
 		if shapes[want] == 0 {
 			t.Errorf("%s: never drawn in 1,000 cases", want)
 		}

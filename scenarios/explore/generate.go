@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/jobconform/jobconform/internal/pods"
 	"github.com/jobconform/jobconform/internal/yamltypes"
 	"github.com/jobconform/jobconform/scenarios"
 )
@@ -211,6 +212,7 @@ func (g *gen) scenario(name string) *scenarios.Scenario {
 		wave = min(par, completions)
 	}
 	s.Steps = g.steps(s, wave, features)
+	g.containers(s)
 	for f := range features {
 		s.Features = append(s.Features, f)
 	}
@@ -268,6 +270,85 @@ func (g *gen) pods(s *scenarios.Scenario, indexed bool, completions int32, onFai
 	g.note("pod status.phase", phases(s.Pods))
 	g.note("pod status.containerStatuses (exit codes, restarts)", fmt.Sprintf("exit=%d failures=%d trap=%v", s.Pods.ExitCode, s.Pods.Failures, s.Pods.SIGTERM != nil))
 	return failing
+}
+
+// Names of the containers a case may add beside the first ("main").
+const (
+	helperContainer = "helper"
+	setupContainer  = "setup"
+	fetchContainer  = "fetch"
+)
+
+// containers draws, under restartPolicy Never, a second main container
+// and init containers (drawn last: the rest of the case is as drawn
+// without them). Each exits with a code of its own that changes no pod's
+// phase the rest of the case counts on: a helper fails only pods that
+// fail anyway (every behaviour exits non-zero), and an init container
+// fails the pod before it runs only where no step awaits a running pod
+// and the backoff limit is small (a default of 6 would back off past the
+// case's timeout) or a deadline ends the Job. Then an onExitCodes rule
+// may name a container (main, the helper or an init container): which
+// one's code it reads is what upstream's containerName decides, and
+// codes of 0 are never matched, NotIn or not.
+func (g *gen) containers(s *scenarios.Scenario) {
+	j := &s.Job
+	if j.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		g.note("spec.template.spec.initContainers", 0)
+		g.note("pod status.initContainerStatuses", "none")
+		return
+	}
+	allFail := s.Pods.Run != "" && s.Pods.ExitCode != 0
+	for _, b := range s.Pods.ByIndex {
+		allFail = allFail && b.ExitCode != 0
+	}
+	if g.chance(0.3) {
+		code := int32(0)
+		if allFail {
+			code = pick(g, int32(0), 1, 42)
+		}
+		s.Pods.Containers = []scenarios.ContainerBehavior{{Name: helperContainer, ExitCode: code}}
+	}
+	if g.chance(0.25) {
+		init := []scenarios.ContainerBehavior{{Name: setupContainer}}
+		if g.chance(0.5) {
+			init = append(init, scenarios.ContainerBehavior{Name: fetchContainer})
+		}
+		small := j.ActiveDeadlineSeconds != nil || (j.BackoffLimit != nil && *j.BackoffLimit <= 3)
+		if len(s.Steps) == 1 && small && g.chance(0.4) {
+			// The last init container fails: the pod fails before its
+			// main containers start, with no container exit of theirs.
+			init[len(init)-1].ExitCode = pick(g, int32(1), 42)
+		}
+		s.Pods.InitContainers = init
+	}
+	if p := j.PodFailurePolicy; p != nil && len(s.Pods.Containers)+len(s.Pods.InitContainers) > 0 {
+		names := []string{pods.MainContainer}
+		for _, c := range slices.Concat(s.Pods.Containers, s.Pods.InitContainers) {
+			names = append(names, c.Name)
+		}
+		for i := range p.Rules {
+			r := &p.Rules[i]
+			if r.OnExitCodes != nil && r.Action != batchv1.PodFailurePolicyActionIgnore && g.chance(0.7) {
+				r.OnExitCodes.ContainerName = ptr.To(pick(g, names...))
+			}
+		}
+		g.note("spec.podFailurePolicy", policyString(p))
+	}
+	g.note("spec.template.spec.containers", containerString(s.Pods))
+	g.note("spec.template.spec.initContainers", len(s.Pods.InitContainers))
+	g.note("pod status.initContainerStatuses", initString(s.Pods))
+}
+
+// initString is the init containers' exit codes, as their statuses say.
+func initString(p scenarios.PodBehavior) string {
+	if len(p.InitContainers) == 0 {
+		return "none"
+	}
+	var codes []string
+	for _, c := range p.InitContainers {
+		codes = append(codes, fmt.Sprintf("%s=%d", c.Name, c.ExitCode))
+	}
+	return strings.Join(codes, ",")
 }
 
 // podFailurePolicy draws one or two rules over the exit codes the pods may
@@ -780,7 +861,11 @@ func policyString(p *batchv1.PodFailurePolicy) string {
 	for _, r := range p.Rules {
 		switch {
 		case r.OnExitCodes != nil:
-			rs = append(rs, fmt.Sprintf("%s on exit %s %v", r.Action, r.OnExitCodes.Operator, r.OnExitCodes.Values))
+			in := ""
+			if r.OnExitCodes.ContainerName != nil {
+				in = " of " + *r.OnExitCodes.ContainerName
+			}
+			rs = append(rs, fmt.Sprintf("%s on exit%s %s %v", r.Action, in, r.OnExitCodes.Operator, r.OnExitCodes.Values))
 		default:
 			var cs []string
 			for _, c := range r.OnPodConditions {
@@ -804,7 +889,11 @@ func successString(p *batchv1.SuccessPolicy) string {
 }
 
 func containerString(p scenarios.PodBehavior) string {
-	return fmt.Sprintf("run=%s exit=%d byIndex=%d", p.Run, p.ExitCode, len(p.ByIndex))
+	out := fmt.Sprintf("run=%s exit=%d byIndex=%d", p.Run, p.ExitCode, len(p.ByIndex))
+	for _, c := range p.Containers {
+		out += fmt.Sprintf(" %s=%d", c.Name, c.ExitCode)
+	}
+	return out
 }
 
 // phases is the phases the pods end in: Succeeded, Failed, or both.
