@@ -185,7 +185,7 @@ func TestNewJob(t *testing.T) {
 // init containers exit with theirs; both reach the kwok stages as
 // annotations and the kubelet's image as the target's.
 func TestSeveralContainers(t *testing.T) {
-	b := Succeed(2 * time.Second).ForIndex(1, RunFor(5*time.Second, 4))
+	b := Succeed(2*time.Second).ForIndex(1, RunFor(5*time.Second, 4))
 	b.Containers = []Container{{Name: "helper", ExitCode: 42}}
 	b.Init = []Container{{Name: "setup", ExitCode: 7}, {Name: "fetch"}}
 	if err := b.Validate(); err != nil {
