@@ -53,6 +53,7 @@ var commands = []subcommand{
 	{name: "soak", args: "[--rounds N] [--load N] [run flags]", summary: "run the suites N times against the built-in and the reference, optionally beside spinning processes; count false failures per 1,000 specs", run: soak},
 	{name: "test", args: "[run flags]", summary: "from a checkout: install what the tests need, go test every package, then the suites as make test runs them", run: test},
 	{name: "bench", args: "[--runs N]", summary: "from a checkout: start-to-ready, then the conformance and chaos suites N times each (median wall time)", run: bench},
+	{name: "completion", args: "bash|zsh|fish", summary: "print a shell completion script: the commands, and each command's flags as its -h lists them"}, // run: set in completion.go's init (it reads commands)
 	{name: "version", args: "[-o json]", summary: "which jobconform this is: module version, commit, Go, platform (every run prints it first and every report keeps it)", run: noContext(version)},
 	{name: "suite-process", hidden: true, owns: suiteProcess},
 	{name: "ginkgo", hidden: true, owns: runGinkgo}, // one suite run of jobconform run's (jobs.go)
