@@ -151,4 +151,6 @@ func firstClause(s string) string {
 	return strings.TrimSpace(s)
 }
 
-func fishQuote(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+func fishQuote(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
