@@ -88,23 +88,15 @@ func (r backoffRecord) remaining(now time.Time) time.Duration {
 	return d - elapsed
 }
 
-// finishTime is when a pod finished, as the kubelet and PodGC record it: the
-// last container's finishedAt, else the Ready=False transition, else the
-// deletion request (deletionTimestamp minus the grace period).
+// finishTime is when a pod finished, as the kubelet and PodGC record it:
+// the last container's finishedAt (its sidecars' included, which end after
+// its main containers), else the Ready=False transition, else the deletion
+// request (deletionTimestamp minus the grace period) — upstream's
+// getFinishedTime (v1.37.1; v1.36.3 the same behind the SidecarContainers
+// gate, GA and on).
 func finishTime(p *corev1.Pod) time.Time {
-	var latest *time.Time
-	complete := len(p.Status.ContainerStatuses) > 0
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.State.Terminated == nil || cs.State.Terminated.FinishedAt.IsZero() {
-			complete = false
-			break
-		}
-		if t := cs.State.Terminated.FinishedAt.Time; latest == nil || t.After(*latest) {
-			latest = &t
-		}
-	}
-	if complete && latest != nil {
-		return *latest
+	if t := containersFinish(p); t != nil {
+		return *t
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady && c.Status == corev1.ConditionFalse && !c.LastTransitionTime.IsZero() {
@@ -119,4 +111,38 @@ func finishTime(p *corev1.Pod) time.Time {
 		return p.DeletionTimestamp.Add(-time.Duration(grace) * time.Second)
 	}
 	return p.CreationTimestamp.Time
+}
+
+// containersFinish is upstream's getFinishTimeFromContainers: the latest
+// finishedAt of the main containers, then of the sidecars (restartable
+// init containers), nil when one of a list has not finished — so, as
+// upstream, the sidecars' alone when a main container has no end.
+func containersFinish(p *corev1.Pod) *time.Time {
+	t := latestFinish(nil, p.Status.ContainerStatuses, nil)
+	sidecars := map[string]bool{}
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sidecars[c.Name] = true
+		}
+	}
+	return latestFinish(t, p.Status.InitContainerStatuses, sidecars)
+}
+
+// latestFinish is the latest finishedAt of cs (of the names in only, when
+// only is not nil) and prev, nil when one of them has not finished.
+func latestFinish(prev *time.Time, cs []corev1.ContainerStatus, only map[string]bool) *time.Time {
+	out := prev
+	for _, c := range cs {
+		if only != nil && !only[c.Name] {
+			continue
+		}
+		t := c.State.Terminated
+		if t == nil || t.FinishedAt.IsZero() {
+			return nil
+		}
+		if out == nil || out.Before(t.FinishedAt.Time) {
+			out = &t.FinishedAt.Time
+		}
+	}
+	return out
 }

@@ -123,6 +123,10 @@ type PodBehavior struct {
 	// once with its code: a non-zero one fails the pod before its main
 	// containers start (restartPolicy Never when one is non-zero).
 	InitContainers []ContainerBehavior `json:"initContainers,omitempty"`
+	// Sidecars are restartable init containers, started after the init
+	// containers: each runs beside the main ones until they have ended,
+	// then is stopped and exits with its exitCode (its SIGTERM trap's).
+	Sidecars []ContainerBehavior `json:"sidecars,omitempty"`
 }
 
 // ContainerBehavior is a container other than the first: its name and
@@ -159,13 +163,16 @@ func (p PodBehavior) Behavior() (pods.Behavior, error) {
 	for _, c := range p.InitContainers {
 		b.Init = append(b.Init, pods.Container{Name: c.Name, ExitCode: c.ExitCode})
 	}
+	for _, c := range p.Sidecars {
+		b.Sidecars = append(b.Sidecars, pods.Container{Name: c.Name, ExitCode: c.ExitCode})
+	}
 	for ix, o := range p.ByIndex {
 		var i int
 		if _, err := fmt.Sscanf(ix, "%d", &i); err != nil || fmt.Sprint(i) != ix {
 			return b, fmt.Errorf("byIndex key %q is not an index", ix)
 		}
-		if len(o.Gates)+len(o.ByIndex)+len(o.Containers)+len(o.InitContainers) > 0 {
-			return b, fmt.Errorf("byIndex %s: gates, containers, initContainers and byIndex belong to the whole template", ix)
+		if len(o.Gates)+len(o.ByIndex)+len(o.Containers)+len(o.InitContainers)+len(o.Sidecars) > 0 {
+			return b, fmt.Errorf("byIndex %s: gates, containers, initContainers, sidecars and byIndex belong to the whole template", ix)
 		}
 		ob, err := o.Behavior()
 		if err != nil {

@@ -16,8 +16,8 @@ import (
 // kubelet does for real, and kwok's Stages imitate: a process that traps
 // SIGTERM and exits late (with its own code), a grace period cut short, a
 // container that becomes ready later, readiness gates folded into Ready,
-// restarts in place, exit codes, several containers and init containers
-// (their statuses, the order a kubelet runs them in), and the acts that end running pods
+// restarts in place, exit codes, several containers, init containers and
+// sidecars (their statuses, the order a kubelet runs and stops them), and the acts that end running pods
 // (deletion, forced deletion, eviction, a finished pod deleted, suspension,
 // scale-down, a Job deleted, a pod of its own created beside the Job's).
 // A scenario that has none of them asks of the nodes only that pods start
@@ -49,6 +49,9 @@ func kubeletTraits(s *scenarios.Scenario) []string {
 		}
 		if len(p.InitContainers) > 0 {
 			set["init-containers"] = true
+		}
+		if len(p.Sidecars) > 0 {
+			set["sidecars"] = true
 		}
 		for _, o := range p.ByIndex {
 			behaviour(o)
@@ -129,6 +132,8 @@ var kubeletSample = []string{
 	"pfp-second-container-fails-job",                 // a second container's exit code
 	"pfp-init-container-exit-code",                   // an init container fails the pod
 	"init-containers-then-indexed-main",              // init containers, then two containers
+	"sidecar-stopped-job-completes",                  // sidecars stopped once the main containers end
+	"pfp-sidecar-exit-code-matched",                  // a stopped sidecar's exit code
 }
 
 // kubeletSampleFocus selects kubeletSample's specs of the conformance suite,

@@ -429,6 +429,13 @@ var checkedMutants = []Mutant{
 			{"pod_failure_policy.go", "for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {",
 				"for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses} {"},
 		}},
+	{Name: "exit-codes-skip-sidecars", Suite: "conformance", Labels: "podFailurePolicy",
+		Breaks: "matches onExitCodes rules against the main and the plain init containers, not the sidecars (restartable init containers), whose exit codes upstream reads too",
+		Edits: []Edit{
+			{"pod_failure_policy.go", "if t == nil || t.ExitCode == 0 || (req.ContainerName != nil && *req.ContainerName != cs.Name) {",
+				"if t == nil || t.ExitCode == 0 || (req.ContainerName != nil && *req.ContainerName != cs.Name) || mutantSidecar(pod, cs.Name) {"},
+			{"mutant_sidecar.go", "", "package controller\n\nimport corev1 \"k8s.io/api/core/v1\"\n\nfunc mutantSidecar(pod *corev1.Pod, name string) bool {\n\tfor _, c := range pod.Spec.InitContainers {\n\t\tif c.Name == name && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n"},
+		}},
 	{Name: "notin-matches-zero", Suite: "conformance", Labels: "podFailurePolicy",
 		Breaks: "applies an onExitCodes rule's operator to containers that exited 0 too: NotIn matches a failed pod's container that succeeded",
 		Edits: []Edit{

@@ -90,6 +90,13 @@ type Behavior struct {
 	// does — its status then says the init container's exit code, and the
 	// main containers never ran.
 	Init []Container
+	// Sidecars are restartable init containers (restartPolicy Always),
+	// started after Init: each runs beside the main containers until they
+	// have ended, then is stopped (SIGTERM) and exits with its ExitCode,
+	// the code of its trap — what a kubelet does, whose pod's phase reads
+	// the main containers alone. Their ends come after the main
+	// containers': upstream's finish time of a pod is the last of them.
+	Sidecars []Container
 }
 
 // Container is a container of a pod other than its first: its name and the
@@ -177,12 +184,12 @@ func (b Behavior) Validate() error {
 		if err := check(fmt.Sprintf("index %d: ", i), o); err != nil {
 			return err
 		}
-		if len(o.Containers)+len(o.Init) > 0 {
-			return fmt.Errorf("index %d: containers and init containers are the pod template's, the same for every index", i)
+		if len(o.Containers)+len(o.Init)+len(o.Sidecars) > 0 {
+			return fmt.Errorf("index %d: containers, init containers and sidecars are the pod template's, the same for every index", i)
 		}
 	}
 	names := map[string]bool{MainContainer: true}
-	for _, c := range slices.Concat(b.Containers, b.Init) {
+	for _, c := range slices.Concat(b.Containers, b.Init, b.Sidecars) {
 		switch {
 		case len(validation.IsDNS1123Label(c.Name)) > 0:
 			return fmt.Errorf("container name %q: write a DNS label (lower-case letters, digits, dashes)", c.Name)
@@ -221,7 +228,7 @@ func (b Behavior) annotations(suffix string, into map[string]string) {
 func (b Behavior) Annotations() map[string]string {
 	out := map[string]string{}
 	b.annotations("", out)
-	for _, c := range slices.Concat(b.Containers, b.Init) {
+	for _, c := range slices.Concat(b.Containers, b.Init, b.Sidecars) {
 		out[AnnExitCodeOf+c.Name] = strconv.Itoa(int(c.ExitCode))
 	}
 	for i, o := range b.ByIndex {
@@ -275,6 +282,13 @@ func (b Behavior) Apply(tmpl *corev1.PodTemplateSpec) {
 	for _, x := range b.Init {
 		tmpl.Spec.InitContainers = append(tmpl.Spec.InitContainers, corev1.Container{Name: x.Name, Image: c.Image,
 			Command: []string{"sh", "-c", fmt.Sprintf("exit %d", x.ExitCode)}})
+	}
+	for _, x := range b.Sidecars {
+		// PID 1 ignores SIGTERM unless trapped: without the trap the
+		// kubelet would kill it only when the grace period ends.
+		tmpl.Spec.InitContainers = append(tmpl.Spec.InitContainers, corev1.Container{Name: x.Name, Image: c.Image,
+			RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+			Command:       []string{"sh", "-c", fmt.Sprintf("trap 'exit %d' TERM; while true; do sleep 3600 & wait $!; done", x.ExitCode)}})
 	}
 }
 

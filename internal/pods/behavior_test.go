@@ -188,6 +188,7 @@ func TestSeveralContainers(t *testing.T) {
 	b := Succeed(2*time.Second).ForIndex(1, RunFor(5*time.Second, 4))
 	b.Containers = []Container{{Name: "helper", ExitCode: 42}}
 	b.Init = []Container{{Name: "setup", ExitCode: 7}, {Name: "fetch"}}
+	b.Sidecars = []Container{{Name: "proxy", ExitCode: 143}}
 	if err := b.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -195,22 +196,25 @@ func TestSeveralContainers(t *testing.T) {
 	b.Apply(&tmpl)
 	Target{Image: "local/busybox", PullPolicy: corev1.PullNever}.Adapt(&tmpl)
 	cs, init := tmpl.Spec.Containers, tmpl.Spec.InitContainers
-	if len(cs) != 2 || cs[0].Name != MainContainer || cs[1].Name != "helper" || len(init) != 2 || init[0].Name != "setup" {
+	if len(cs) != 2 || cs[0].Name != MainContainer || cs[1].Name != "helper" || len(init) != 3 || init[0].Name != "setup" || init[2].Name != "proxy" {
 		t.Fatalf("containers %v, init %v", cs, init)
 	}
 	helper := cs[1].Command[2]
 	if !strings.Contains(helper, "code=42") || !strings.Contains(helper, "1) run=5; code=42") || strings.Contains(helper, "code=4;") {
 		t.Errorf("helper's script does not run as main with its own code:\n%s", helper)
 	}
-	if init[0].Command[2] != "exit 7" || init[1].Command[2] != "exit 0" {
+	if init[0].Command[2] != "exit 7" || init[1].Command[2] != "exit 0" || init[0].RestartPolicy != nil {
 		t.Errorf("init commands %v, %v", init[0].Command, init[1].Command)
+	}
+	if p := init[2]; p.RestartPolicy == nil || *p.RestartPolicy != corev1.ContainerRestartPolicyAlways || !strings.Contains(p.Command[2], "trap 'exit 143' TERM") {
+		t.Errorf("sidecar %v: restartPolicy Always, trapping SIGTERM with its code", p)
 	}
 	for _, c := range append(cs, init...) {
 		if c.Image != "local/busybox" || c.ImagePullPolicy != corev1.PullNever {
 			t.Errorf("%s: image %s, pull %s: not adapted", c.Name, c.Image, c.ImagePullPolicy)
 		}
 	}
-	if a := tmpl.Annotations; a[AnnExitCodeOf+"helper"] != "42" || a[AnnExitCodeOf+"setup"] != "7" || a[AnnExitCodeOf+"fetch"] != "0" {
+	if a := tmpl.Annotations; a[AnnExitCodeOf+"helper"] != "42" || a[AnnExitCodeOf+"setup"] != "7" || a[AnnExitCodeOf+"fetch"] != "0" || a[AnnExitCodeOf+"proxy"] != "143" {
 		t.Errorf("annotations %v", a)
 	}
 	if !b.Fails() || (Behavior{Containers: []Container{{Name: "x"}}}).Fails() {

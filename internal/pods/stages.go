@@ -63,11 +63,12 @@ def termat: secs(.metadata.deletionTimestamp) - grace + 1 + ([num("sigterm-secon
 def backoff: (cs.restartCount // 1) as $n | if $n <= 1 then 0 else ([10 * pow(2; $n - 2), 300] | min) end;
 def resumeat: secs(cs.lastState.terminated.finishedAt) + 1 + backoff;
 def exited: cs.state.terminated != null;
+def sidecarsrun: [(.status.initContainerStatuses // [])[] | select(.state.running != null)] | length > 0;
 def state:
   if terminal then (if deleting then "remove" else "done" end)
   elif deleting and grace == 0 then "forced"
   elif phase != "Running" then (if deleting then "abort" else "start" end)
-  elif exited then (if restartable and (deleting | not) and cs.state.terminated.exitCode != 0 then "backoff" else "finish" end)
+  elif exited then (if restartable and (deleting | not) and cs.state.terminated.exitCode != 0 then "backoff" elif sidecarsrun then "stop-sidecars" else "finish" end)
   elif cond("Ready") != wantready then "ready"
   elif deleting then "terminate"
   elif cs.state.running == null then "resume"
@@ -109,24 +110,47 @@ const (
 // exits non-zero fails the pod ($initFailed), those after it never run.
 const tplInit = `{{ $initFailed := false }}
 {{ with .spec.initContainers }}initContainerStatuses:
-{{ range $i, $c := . }}{{ $code := index $a (print "` + AnnExitCodeOf + `" $c.name) | default "0" | int }}
+{{ range $i, $c := . }}{{ $code := index $a (print "` + AnnExitCodeOf + `" $c.name) | default "0" | int }}{{ $sidecar := eq ($c.restartPolicy | default "") "Always" }}
 - name: {{ $c.name | Quote }}
   image: {{ $c.image | Quote }}
   imageID: ""
   {{ if not $initFailed }}containerID: {{ printf "kwok://%s-init-%d" $.metadata.uid $i | Quote }}
-  {{ end }}started: false
-  ready: {{ if $initFailed }}false{{ else }}{{ eq $code 0 }}{{ end }}
+  {{ end }}started: {{ and $sidecar (not $initFailed) }}
+  ready: {{ if $initFailed }}false{{ else }}{{ or $sidecar (eq $code 0) }}{{ end }}
   restartCount: 0
   state:
   {{ if $initFailed }}  waiting:
       reason: PodInitializing
+  {{ else if $sidecar }}  running:
+      startedAt: {{ $now | Quote }}
   {{ else }}  terminated:
       exitCode: {{ $code }}
       reason: {{ if eq $code 0 }}Completed{{ else }}Error{{ end }}
       startedAt: {{ $now | Quote }}
       finishedAt: {{ $now | Quote }}
-  {{ end }}{{ if ne $code 0 }}{{ $initFailed = true }}{{ end }}{{ end }}
+  {{ end }}{{ if and (not $sidecar) (ne $code 0) }}{{ $initFailed = true }}{{ end }}{{ end }}
 {{ end }}`
+
+// tplStopSidecars renders the init containers' statuses with every one
+// still running (a sidecar) stopped: terminated with the code its SIGTERM
+// trap exits with (AnnExitCodeOf), as a kubelet stops the sidecars once
+// the main containers have ended or the pod is deleted.
+const tplStopSidecars = `{{ with .status.initContainerStatuses }}initContainerStatuses:
+{{ range . }}{{ if .state.running }}{{ $code := index $a (print "` + AnnExitCodeOf + `" .name) | default "0" | int }}- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  imageID: ""
+  containerID: {{ .containerID | default "" | Quote }}
+  started: false
+  ready: false
+  restartCount: {{ .restartCount | default 0 }}
+  state:
+    terminated:
+      exitCode: {{ $code }}
+      reason: {{ if eq $code 0 }}Completed{{ else }}Error{{ end }}
+      startedAt: {{ .state.running.startedAt | Quote }}
+      finishedAt: {{ $now | Quote }}
+{{ else }}- {{ . | toJson }}
+{{ end }}{{ end }}{{ end }}`
 
 type stage struct {
 	name  string
@@ -215,6 +239,10 @@ conditions:
 `, `false`, `  restartCount: {{ dig "restartCount" 0 $prev }}
 {{ with dig "lastState" nil $prev }}  lastState: {{ . | toJson }}
 {{ end }}`))},
+	// The main containers have ended: the sidecars are stopped, then the
+	// pod reaches its phase (the next stage), in two updates as a kubelet
+	// makes them.
+	{name: "jobconform-pod-stop-sidecars", state: "stop-sidecars", body: statusTemplate(tplAnn + tplStopSidecars)},
 	// Failed when any container exited non-zero (the containers beside the
 	// first, restartPolicy Never, exit with it).
 	{name: "jobconform-pod-finish", state: "finish", body: statusTemplate(`{{ $now := Now }}
@@ -275,7 +303,7 @@ func notReady(reason string) string {
 
 // terminalStatus is the status of a pod whose container exited with code.
 func terminalStatus(code string) string {
-	return `{{ $prev := index .status.containerStatuses 0 }}
+	return tplStopSidecars + `{{ $prev := index .status.containerStatuses 0 }}
 phase: {{ if eq (int ` + code + `) 0 }}Succeeded{{ else }}Failed{{ end }}
 conditions:
 ` + notReady("PodCompleted") + containerStatuses(`    terminated:

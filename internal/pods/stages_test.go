@@ -105,6 +105,22 @@ func exitedWith(code int32) podOpt {
 	}
 }
 
+// sidecarRunning and sidecarEnded: the status of a sidecar (an init
+// container that restarts always).
+func sidecarRunning(name string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, corev1.ContainerStatus{Name: name,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}})
+	}
+}
+
+func sidecarEnded(name string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, corev1.ContainerStatus{Name: name,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}})
+	}
+}
+
 func deleted(ago time.Duration, grace int64) podOpt {
 	return func(p *corev1.Pod) {
 		dt := metav1.NewTime(time.Now().Add(-ago).Add(time.Duration(grace) * time.Second))
@@ -154,6 +170,9 @@ func TestStateMachine(t *testing.T) {
 		{"OnFailure non-zero exit waits to restart", newPod(Fail(3), exitedWith(3), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "backoff"},
 		{"OnFailure zero exit completes", newPod(Succeed(0), exitedWith(0), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "finish"},
 		{"Never: an exited container ends the pod", newPod(Fail(3), exitedWith(3)), "finish"},
+		{"Never: the main containers ended, a sidecar runs: stopped first", newPod(Fail(3), exitedWith(3), sidecarRunning("proxy")), "stop-sidecars"},
+		{"the sidecars stopped: the pod ends", newPod(Succeed(0), exitedWith(0), sidecarEnded("proxy")), "finish"},
+		{"OnFailure: a sidecar runs on while the container restarts", newPod(Fail(3), exitedWith(3), sidecarRunning("proxy"), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "backoff"},
 		{"OnFailure: a deleted pod does not restart", newPod(Fail(3), exitedWith(3), deleted(0, 30), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }), "finish"},
 	}
 	seen := map[string]bool{}

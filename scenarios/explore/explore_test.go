@@ -352,6 +352,9 @@ func TestPolicyShapesRendered(t *testing.T) {
 				shapes["a second container that fails"]++
 			}
 		}
+		if len(pods.Sidecars) > 0 {
+			shapes["a sidecar, restartPolicy "+string(j.Template.Spec.RestartPolicy)]++
+		}
 		if n := len(pods.InitContainers); n > 0 {
 			shapes[fmt.Sprintf("init containers: %d", n)]++
 			if pods.InitContainers[n-1].ExitCode != 0 {
@@ -389,7 +392,8 @@ func TestPolicyShapesRendered(t *testing.T) {
 		"refused: pods", "refused: jobStatus", "refused: pods and jobStatus",
 		"recreated, deleted Background", "recreated, deleted Foreground", "recreated, deleted Orphan",
 		"a second container", "a second container that fails", "init containers: 1", "init containers: 2", "an init container that fails",
-		"onExitCodes of main", "onExitCodes of helper", "onExitCodes of setup", "onExitCodes of fetch"} {
+		"onExitCodes of main", "onExitCodes of helper", "onExitCodes of setup", "onExitCodes of fetch", "onExitCodes of proxy",
+		"a sidecar, restartPolicy Never", "a sidecar, restartPolicy OnFailure"} {
 		if shapes[want] == 0 {
 			t.Errorf("%s: never drawn in 1,000 cases", want)
 		}

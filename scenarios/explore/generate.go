@@ -274,13 +274,14 @@ func (g *gen) pods(s *scenarios.Scenario, indexed bool, completions int32, onFai
 
 // Names of the containers a case may add beside the first ("main").
 const (
-	helperContainer = "helper"
-	setupContainer  = "setup"
-	fetchContainer  = "fetch"
+	helperContainer  = "helper"
+	setupContainer   = "setup"
+	fetchContainer   = "fetch"
+	sidecarContainer = "proxy"
 )
 
-// containers draws, under restartPolicy Never, a second main container
-// and init containers (drawn last: the rest of the case is as drawn
+// containers draws a sidecar, and under restartPolicy Never a second main
+// container and init containers (drawn last: the rest of the case is as drawn
 // without them). Each exits with a code of its own that changes no pod's
 // phase the rest of the case counts on: a helper fails only pods that
 // fail anyway (every behaviour exits non-zero), and an init container
@@ -292,9 +293,16 @@ const (
 // codes of 0 are never matched, NotIn or not.
 func (g *gen) containers(s *scenarios.Scenario) {
 	j := &s.Job
+	if g.chance(0.15) {
+		// A sidecar, under either restart policy: stopped once the main
+		// containers end, its trap exiting 0 (a code an onExitCodes
+		// rule never matches: an Ignore of it would retry a failing pod
+		// without end), its end the pod's finish time.
+		s.Pods.Sidecars = []scenarios.ContainerBehavior{{Name: sidecarContainer}}
+	}
 	if j.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
-		g.note("spec.template.spec.initContainers", 0)
-		g.note("pod status.initContainerStatuses", "none")
+		g.note("spec.template.spec.initContainers", len(s.Pods.Sidecars))
+		g.note("pod status.initContainerStatuses", initString(s.Pods))
 		return
 	}
 	allFail := s.Pods.Run != "" && s.Pods.ExitCode != 0
@@ -321,9 +329,9 @@ func (g *gen) containers(s *scenarios.Scenario) {
 		}
 		s.Pods.InitContainers = init
 	}
-	if p := j.PodFailurePolicy; p != nil && len(s.Pods.Containers)+len(s.Pods.InitContainers) > 0 {
+	if p := j.PodFailurePolicy; p != nil && len(s.Pods.Containers)+len(s.Pods.InitContainers)+len(s.Pods.Sidecars) > 0 {
 		names := []string{pods.MainContainer}
-		for _, c := range slices.Concat(s.Pods.Containers, s.Pods.InitContainers) {
+		for _, c := range slices.Concat(s.Pods.Containers, s.Pods.InitContainers, s.Pods.Sidecars) {
 			names = append(names, c.Name)
 		}
 		for i := range p.Rules {
@@ -335,18 +343,21 @@ func (g *gen) containers(s *scenarios.Scenario) {
 		g.note("spec.podFailurePolicy", policyString(p))
 	}
 	g.note("spec.template.spec.containers", containerString(s.Pods))
-	g.note("spec.template.spec.initContainers", len(s.Pods.InitContainers))
+	g.note("spec.template.spec.initContainers", len(s.Pods.InitContainers)+len(s.Pods.Sidecars))
 	g.note("pod status.initContainerStatuses", initString(s.Pods))
 }
 
 // initString is the init containers' exit codes, as their statuses say.
 func initString(p scenarios.PodBehavior) string {
-	if len(p.InitContainers) == 0 {
+	if len(p.InitContainers)+len(p.Sidecars) == 0 {
 		return "none"
 	}
 	var codes []string
 	for _, c := range p.InitContainers {
 		codes = append(codes, fmt.Sprintf("%s=%d", c.Name, c.ExitCode))
+	}
+	for _, c := range p.Sidecars {
+		codes = append(codes, c.Name+" (sidecar)")
 	}
 	return strings.Join(codes, ",")
 }
