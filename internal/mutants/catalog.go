@@ -8,7 +8,7 @@ import "slices"
 // written against controller/ as it is: each Old is a fragment found once in
 // its file (tabs and all), each New what the author of the broken controller
 // wrote instead.
-var catalog = slices.Concat(checkedMutants, oracleMutants)
+var catalog = slices.Concat(checkedMutants, containerMutants, timingMutants, oracleMutants)
 
 // checkedMutants are the faults the invariants or the scenarios' steps
 // name (some caught by the differential verdict too).
@@ -410,58 +410,6 @@ var checkedMutants = []Mutant{
 		Edits: []Edit{
 			{"pod_failure_policy.go", "func matchFailurePolicy(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {\n",
 				"func matchFailurePolicy(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) (*string, bool, *batchv1.PodFailurePolicyAction) {\n\tif pod.DeletionTimestamp != nil {\n\t\tpolicy = nil\n\t}\n"},
-		}},
-	// Pods of several containers (scenarios/catalog/conformance/containers.yaml).
-	{Name: "exit-codes-of-first-container", Suite: "conformance", Labels: "podFailurePolicy",
-		Breaks: "matches onExitCodes rules against the pod's first container alone: a second container's exit code and the init containers' are never read",
-		Edits: []Edit{
-			{"pod_failure_policy.go", "for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {",
-				"for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses[:min(1, len(pod.Status.ContainerStatuses))]} {"},
-		}},
-	{Name: "exit-codes-ignore-container-name", Suite: "conformance", Labels: "podFailurePolicy",
-		Breaks: "matches an onExitCodes rule that names a container against every container's exit code",
-		Edits: []Edit{
-			{"pod_failure_policy.go", "if t == nil || t.ExitCode == 0 || (req.ContainerName != nil && *req.ContainerName != cs.Name) {", "if t == nil || t.ExitCode == 0 {"},
-		}},
-	{Name: "exit-codes-skip-init", Suite: "conformance", Labels: "podFailurePolicy",
-		Breaks: "matches onExitCodes rules against the main containers only: a pod failed by its init container is counted, never matched",
-		Edits: []Edit{
-			{"pod_failure_policy.go", "for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {",
-				"for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses} {"},
-		}},
-	{Name: "exit-codes-skip-sidecars", Suite: "conformance", Labels: "podFailurePolicy",
-		Breaks: "matches onExitCodes rules against the main and the plain init containers, not the sidecars (restartable init containers), whose exit codes upstream reads too",
-		Edits: []Edit{
-			{"pod_failure_policy.go", "if t == nil || t.ExitCode == 0 || (req.ContainerName != nil && *req.ContainerName != cs.Name) {",
-				"if t == nil || t.ExitCode == 0 || (req.ContainerName != nil && *req.ContainerName != cs.Name) || mutantSidecar(pod, cs.Name) {"},
-			{"mutant_sidecar.go", "", "package controller\n\nimport corev1 \"k8s.io/api/core/v1\"\n\nfunc mutantSidecar(pod *corev1.Pod, name string) bool {\n\tfor _, c := range pod.Spec.InitContainers {\n\t\tif c.Name == name && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n"},
-		}},
-	{Name: "notin-matches-zero", Suite: "conformance", Labels: "podFailurePolicy",
-		Breaks: "applies an onExitCodes rule's operator to containers that exited 0 too: NotIn matches a failed pod's container that succeeded",
-		Edits: []Edit{
-			{"pod_failure_policy.go", "if t == nil || t.ExitCode == 0 || (req.ContainerName", "if t == nil || (req.ContainerName"},
-		}},
-	{Name: "index-env-main-containers-only", Suite: "conformance", Labels: "tracking",
-		Breaks: "sets JOB_COMPLETION_INDEX in an Indexed Job's main containers but not its init containers (upstream sets it in both)",
-		Edits: []Edit{
-			{"pods.go", "for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {", "for _, list := range [][]corev1.Container{pod.Spec.Containers} {"},
-		}},
-	// Timing a catch needs more than a bound (issue #70): a backoff off by
-	// half either way, a transition time kept.
-	{Name: "backoff-halved", Suite: "conformance", Labels: "backoff",
-		Breaks: "backs off 5s·2ⁿ⁻¹ before replacing a failed pod, where upstream waits 10s·2ⁿ⁻¹",
-		Edits: []Edit{
-			{"backoff_utils.go", "\td := DefaultPodFailureBackoff\n\tfor i := int32(1); i < r.failuresAfterLastSuccess; i++ {", "\td := DefaultPodFailureBackoff / 2\n\tfor i := int32(1); i < r.failuresAfterLastSuccess; i++ {"},
-		}},
-	{Name: "backoff-one-and-a-half", Suite: "conformance", Labels: "backoff",
-		Breaks: "backs off 15s·2ⁿ⁻¹ before replacing a failed pod, where upstream waits 10s·2ⁿ⁻¹",
-		Edits: []Edit{
-			{"backoff_utils.go", "\td := DefaultPodFailureBackoff\n\tfor i := int32(1); i < r.failuresAfterLastSuccess; i++ {", "\td := DefaultPodFailureBackoff * 3 / 2\n\tfor i := int32(1); i < r.failuresAfterLastSuccess; i++ {"},
-		}},
-	{Name: "stale-transition-on-flip-back", Suite: "conformance", Labels: "suspend",
-		Breaks: "moves a condition's lastTransitionTime when it turns False but not when it turns True again: a Job suspended a second time shows the time of its resume",
-		Edits: []Edit{
-			{"sync.go", "\t\tif c.Status != s {\n\t\t\tc.LastTransitionTime = metav1.NewTime(now)", "\t\tif c.Status != s && s == corev1.ConditionFalse {\n\t\t\tc.LastTransitionTime = metav1.NewTime(now)"},
 		}},
 	// The mutants below prove coverage rows that no fault above is caught
 	// by (docs/coverage.md, "faults caught").
