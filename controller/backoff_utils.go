@@ -119,6 +119,9 @@ func finishTime(p *corev1.Pod) time.Time {
 // upstream, the sidecars' alone when a main container has no end.
 func containersFinish(p *corev1.Pod) *time.Time {
 	t := latestFinish(nil, p.Status.ContainerStatuses, nil)
+	if len(p.Spec.InitContainers) == 0 {
+		return t // no sidecar: no map (finishTime runs inside sorts)
+	}
 	sidecars := map[string]bool{}
 	for _, c := range p.Spec.InitContainers {
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {

@@ -11,8 +11,9 @@ import (
 // no scenario can fix. That it records them at all is still compared: the
 // oracle allows an event's count to differ, never 0 against one above.
 const (
-	whyRefusedCreates = "each refused creation is an event, and how many the controller tries while refused depends on its retry timing (that it records them is compared)"
-	whyRefusedDeletes = "each refused deletion is an event, and how many the controller tries while refused depends on its retry timing (that it records them is compared)"
+	whyRefusedCreates = "each refused creation " + whyRetried
+	whyRefusedDeletes = "each refused deletion " + whyRetried
+	whyRetried        = "is an event, and how many the controller tries while refused depends on its retry timing (that it records them is compared)"
 	whyAnnouncedAgain = "announced again at each retry of a refused status write by a controller that records the event before the write (upstream's syncJob, v1.36.3 and v1.37.1), once by one that records it after: how many is its retry timing (that each is announced is compared)"
 )
 
