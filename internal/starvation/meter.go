@@ -68,6 +68,10 @@ type Reading struct {
 	// StatusLag is the longest a pod's end took to reach its status
 	// (seconds), read from the run's recording (StatusLag); 0: none ended.
 	StatusLag float64 `json:"statusLagSeconds,omitempty"`
+	// EndsRewritten counts containers' ends written again with another
+	// finishedAt (a node simulator playing a stage twice; a kubelet writes
+	// a run's end once). Not starvation: the verdicts read the first end.
+	EndsRewritten int `json:"endsRewritten,omitempty"`
 }
 
 // Red tells whether the machine was starved past the thresholds.
@@ -120,8 +124,12 @@ func (r Reading) Note() string {
 
 // String is the reading in a line.
 func (r Reading) String() string {
-	return fmt.Sprintf("run queue %.1f/CPU (peak %.1f), apiserver ≤%.2fs, steal %.0f%%, status lag %.1fs",
+	s := fmt.Sprintf("run queue %.1f/CPU (peak %.1f), apiserver ≤%.2fs, steal %.0f%%, status lag %.1fs",
 		r.RunQueue, r.RunQueueMax, r.API, 100*r.Steal, r.StatusLag)
+	if r.EndsRewritten > 0 {
+		s += fmt.Sprintf(", %d container ends written twice", r.EndsRewritten)
+	}
+	return s
 }
 
 // Meter samples the machine until stopped.

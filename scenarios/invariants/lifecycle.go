@@ -3,6 +3,7 @@
 package invariants
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -104,9 +105,12 @@ func successReached(s batchv1.JobStatus, complete *batchv1.JobCondition) time.Ti
 // recorded up to a moment: the Job completes only once no pod runs or
 // terminates, and the controller reads its clock after it saw that (both in
 // whole seconds). The timeline is read once; each question is a search.
+// A container's end is taken as first recorded (FirstFinishes): a later
+// rewrite of it is the node's, not the controller's, doing.
 func podFinishes(ctx Context, t timeline.Timeline) func(upTo time.Time) time.Time {
 	var at, latest []time.Time // entry times and the running maximum of finishedAt, in timeline order
 	var last time.Time
+	ends := FirstFinishes()
 	for _, e := range t {
 		p, ok := e.Object.(*corev1.Pod)
 		if !ok {
@@ -115,9 +119,9 @@ func podFinishes(ctx Context, t timeline.Timeline) func(upTo time.Time) time.Tim
 		if !controlledByJobNamed(p, ctx.Job) {
 			continue
 		}
-		for _, cs := range p.Status.ContainerStatuses {
-			if term := cs.State.Terminated; term != nil && term.FinishedAt.Time.After(last) {
-				last = term.FinishedAt.Time
+		for _, end := range ends(p) {
+			if end.After(last) {
+				last = end
 			}
 		}
 		at, latest = append(at, e.Time), append(latest, last)
@@ -128,6 +132,35 @@ func podFinishes(ctx Context, t timeline.Timeline) func(upTo time.Time) time.Tim
 			return time.Time{}
 		}
 		return latest[n-1]
+	}
+}
+
+// FirstFinishes returns a reader of pods' main containers' ends, called on
+// a pod's recorded versions in order: the finishedAt of each container's
+// run (pod, container, restartCount) as first recorded, whatever a later
+// version of the same run says. A kubelet writes a run's end once. On a
+// loaded CI runner the built-in completed a 150-pod Job a second before a
+// pod's recorded end, which it cannot do unless that end was written again
+// after the pod had succeeded (kwok plays stages on several workers, and
+// may play one twice); no verdict on the controller may rest on that.
+func FirstFinishes() func(p *corev1.Pod) []time.Time {
+	first := map[string]time.Time{}
+	return func(p *corev1.Pod) []time.Time {
+		var out []time.Time
+		for _, cs := range p.Status.ContainerStatuses {
+			term := cs.State.Terminated
+			if term == nil || term.FinishedAt.IsZero() {
+				continue
+			}
+			key := fmt.Sprintf("%s/%s/%d", p.UID, cs.Name, cs.RestartCount)
+			end, seen := first[key]
+			if !seen {
+				end = term.FinishedAt.Time
+				first[key] = end
+			}
+			out = append(out, end)
+		}
+		return out
 	}
 }
 

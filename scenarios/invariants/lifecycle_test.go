@@ -122,6 +122,46 @@ func TestCompletionTime(t *testing.T) {
 		s.CompletionTime = &scmAt
 	})
 	expectViolation(t, CompletionTime, ctx, trapped, "before its last pod finished")
+	// A pod's end written again after it succeeded and the Job completed
+	// (the node simulator playing a stage twice): its first end counts.
+	rewritten := newBuilder()
+	rewritten.status(func(s *batchv1.JobStatus) { s.StartTime = at(rewritten) })
+	rewritten.wait(2 * time.Second)
+	end := *at(rewritten)
+	rewritten.pod("p", func(p *corev1.Pod) {
+		succeeded(p)
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: end}}}}
+	})
+	rewritten.wait(time.Second)
+	done := *at(rewritten)
+	rewritten.wait(time.Second)
+	rewritten.pod("p", func(p *corev1.Pod) { p.Status.ContainerStatuses[0].State.Terminated.FinishedAt = *at(rewritten) })
+	rewritten.status(func(s *batchv1.JobStatus) {
+		c := cond(batchv1.JobComplete, batchv1.JobReasonCompletionsReached)
+		c.LastTransitionTime = done
+		s.Conditions, s.CompletionTime = []batchv1.JobCondition{c}, &done
+	})
+	expectOK(t, CompletionTime, ctx, rewritten)
+	// A second run of the container (a restart) ends anew: that end counts.
+	restarted := newBuilder()
+	restarted.status(func(s *batchv1.JobStatus) { s.StartTime = at(restarted) })
+	restarted.wait(2 * time.Second)
+	firstEnd := *at(restarted)
+	restarted.pod("p", func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: firstEnd}}}}
+	})
+	restarted.wait(3 * time.Second)
+	restarted.pod("p", func(p *corev1.Pod) {
+		succeeded(p)
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 1, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: *at(restarted)}}}}
+	})
+	restarted.status(func(s *batchv1.JobStatus) {
+		c := cond(batchv1.JobComplete, batchv1.JobReasonCompletionsReached)
+		c.LastTransitionTime = *at(restarted)
+		s.Conditions = []batchv1.JobCondition{c}
+		s.CompletionTime = ptr.To(metav1.NewTime(c.LastTransitionTime.Add(-time.Second)))
+	})
+	expectViolation(t, CompletionTime, ctx, restarted, "before its last pod finished")
 	early := newBuilder()
 	early.status(func(s *batchv1.JobStatus) { s.CompletionTime = at(early) })
 	expectViolation(t, CompletionTime, ctx, early, "without Complete")

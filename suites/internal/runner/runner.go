@@ -513,7 +513,8 @@ func judge(ctx context.Context, r *Result, j judged) {
 	}
 	j.meter.Stop()
 	r.Starvation = starvation.Summarize(j.meter.Samples())
-	r.Starvation.StatusLag = statusLag(entries).Seconds()
+	lag, rewritten := statusLag(entries)
+	r.Starvation.StatusLag, r.Starvation.EndsRewritten = lag.Seconds(), rewritten
 	r.Judging = time.Since(judging)
 	cpu, _ := process.SelfUsage()
 	r.JudgingCPU = cpu - judgingCPU

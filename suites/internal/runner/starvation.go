@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,10 +43,11 @@ func starvedBetween(m *starvation.Meter) func(from, to time.Time) string {
 
 // statusLag is the longest a container's end took to show in its pod's
 // status as recorded: the first entry showing it terminated, less its
-// finishedAt (whole seconds: the lag reads up to a second long).
-func statusLag(t timeline.Timeline) time.Duration {
-	var worst time.Duration
-	seen := map[string]bool{}
+// finishedAt (whole seconds: the lag reads up to a second long); and how
+// many runs of a container had their end written again, with another
+// finishedAt.
+func statusLag(t timeline.Timeline) (worst time.Duration, rewritten int) {
+	seen := map[string]time.Time{}
 	for _, e := range t {
 		p := e.Pod()
 		if p == nil {
@@ -56,13 +58,17 @@ func statusLag(t timeline.Timeline) time.Duration {
 			if term == nil || term.FinishedAt.IsZero() {
 				continue
 			}
-			key := string(p.UID) + "/" + cs.Name + "/" + term.FinishedAt.String()
-			if seen[key] {
-				continue
+			key := fmt.Sprintf("%s/%s/%d", p.UID, cs.Name, cs.RestartCount)
+			first, ok := seen[key]
+			switch {
+			case !ok:
+				seen[key] = term.FinishedAt.Time
+				worst = max(worst, e.Time.Sub(term.FinishedAt.Time))
+			case !first.Equal(term.FinishedAt.Time):
+				seen[key] = term.FinishedAt.Time
+				rewritten++
 			}
-			seen[key] = true
-			worst = max(worst, e.Time.Sub(term.FinishedAt.Time))
 		}
 	}
-	return worst
+	return worst, rewritten
 }
