@@ -46,6 +46,12 @@ const (
 	// FaultLateStatus copies the copy's status only once it has differed
 	// from the manager's for LateBy: faithful, in order, and late.
 	FaultLateStatus Fault = "late-status"
+	// FaultTTLToWorker gives the copy ttlSecondsAfterFinished 0 and makes a
+	// missing copy again whatever the Job's state: the worker removes the
+	// copy as soon as it finishes and the finished Job runs again, as with
+	// MultiKueue, which copied the Job's own TTL (kubernetes-sigs/kueue#14734;
+	// 0 here, so that the worker's clean-up always comes first).
+	FaultTTLToWorker Fault = "ttl-to-worker"
 )
 
 // LateBy is how late FaultLateStatus copies a status.
@@ -171,6 +177,9 @@ func (d *Dispatcher) sync(ctx context.Context, key string) error {
 	}
 	cp, err := d.workerJobs.Jobs(ns).Get(name)
 	if apierrors.IsNotFound(err) {
+		if finished(job) && !d.opts.Faults[FaultTTLToWorker] {
+			return nil // its copy ran and was removed: the Job is not run again
+		}
 		return d.createCopy(ctx, job)
 	}
 	if err != nil {
@@ -230,6 +239,12 @@ func (d *Dispatcher) createCopy(ctx context.Context, job *batchv1.Job) error {
 	}
 	spec := *job.Spec.DeepCopy()
 	spec.ManagedBy = nil
+	// The manager's Job keeps its TTL: the worker's clean-up must not
+	// remove the copy before its end reaches the manager (kueue#14734).
+	spec.TTLSecondsAfterFinished = nil
+	if d.opts.Faults[FaultTTLToWorker] {
+		spec.TTLSecondsAfterFinished = ptr.To[int32](0)
+	}
 	if !ptr.Deref(spec.ManualSelector, false) {
 		spec.Selector = nil
 		for _, l := range []string{batchv1.ControllerUidLabel, batchv1.JobNameLabel, "controller-uid", "job-name"} {
@@ -246,6 +261,16 @@ func (d *Dispatcher) createCopy(ctx context.Context, job *batchv1.Job) error {
 		return nil
 	}
 	return err
+}
+
+// finished tells whether the Job shows Complete or Failed.
+func finished(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Dispatcher) deleteCopy(ctx context.Context, ns, name string) error {

@@ -125,3 +125,48 @@ func TestFaultLateStatusHoldsBack(t *testing.T) {
 		t.Errorf("the next difference: wait %s, want about %s again", w, LateBy)
 	}
 }
+
+// A Job's TTL stays on the manager: the copy has none, and a copy removed
+// after its Job finished is not made again (kubernetes-sigs/kueue#14734).
+// FaultTTLToWorker does both wrong.
+func TestFinishedJobNotRunAgain(t *testing.T) {
+	for _, fault := range []bool{false, true} {
+		ctx := context.Background()
+		job := dispatched("job")
+		job.Spec.TTLSecondsAfterFinished = ptr.To[int32](3)
+		m, w := start(t, map[Fault]bool{FaultTTLToWorker: fault}, job)
+		var cp *batchv1.Job
+		waitFor(t, "the worker's copy", func(ctx context.Context) (bool, error) {
+			j, err := w.BatchV1().Jobs("ns").Get(ctx, "job", metav1.GetOptions{})
+			cp = j
+			return err == nil, nil
+		})
+		if got := cp.Spec.TTLSecondsAfterFinished; (got != nil) != fault || (fault && *got != 0) {
+			t.Errorf("fault %v: the copy's TTL: %v", fault, got)
+		}
+		cp.Status = batchv1.JobStatus{Succeeded: 2, Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}
+		if _, err := w.BatchV1().Jobs("ns").UpdateStatus(ctx, cp, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the end mirrored", func(ctx context.Context) (bool, error) {
+			j, err := m.BatchV1().Jobs("ns").Get(ctx, "job", metav1.GetOptions{})
+			return err == nil && j.Status.Succeeded == 2, nil
+		})
+		// The worker's clean-up removes the finished copy.
+		if err := w.BatchV1().Jobs("ns").Delete(ctx, "job", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		made := func(ctx context.Context) (bool, error) {
+			_, err := w.BatchV1().Jobs("ns").Get(ctx, "job", metav1.GetOptions{})
+			return err == nil, nil
+		}
+		if fault {
+			waitFor(t, "the broken dispatcher making the copy again", made)
+			continue
+		}
+		// Nothing to wait on but time: the copy must stay gone.
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 500*time.Millisecond, true, made); err == nil {
+			t.Error("the copy of a finished Job was made again")
+		}
+	}
+}

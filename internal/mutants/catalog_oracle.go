@@ -32,6 +32,11 @@ var oracleMutants = []Mutant{
 		Edits: []Edit{
 			{"sync.go", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}, PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}"},
 		}},
+	{Name: "grace-period-cut", Suite: "conformance", Labels: "podReplacementPolicy || suspend || deadline",
+		Breaks: "deletes its pods with a grace period of 1 s (upstream sends none: each pod's own terminationGracePeriodSeconds): a pod that traps SIGTERM is killed before its trap ends; issue #70's grace period cut on deletion",
+		Edits: []Edit{
+			{"sync.go", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}", "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}, GracePeriodSeconds: ptr.To[int64](1)}"},
+		}},
 	{Name: "late-after-resume", Suite: "conformance", Labels: "suspend",
 		Breaks: "creates a resumed Job's pods 12 s after the resume (upstream creates them in the sync the resume queues): late, within every await; first-pods-on-time does not judge a Job once suspended, the differential verdict's delays (clock.go, the built-in run twice) do",
 		Edits: []Edit{

@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/internal/timeline"
@@ -94,7 +95,7 @@ func distinctStatuses(t timeline.Timeline, job string) []mirrorState {
 // MirrorAheadSlack). The manager's status before the copy's first is not
 // judged (the dispatcher has not created the copy yet).
 func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Duration, end time.Time) MirrorResult {
-	var r MirrorResult
+	r := MirrorResult{Violations: runAgain(manager, worker)}
 	mgr, wrk := distinctStatuses(manager, job), distinctStatuses(worker, job)
 	if len(wrk) == 0 {
 		return r
@@ -203,6 +204,40 @@ func CheckMirror(manager, worker timeline.Timeline, job string, bound time.Durat
 		}
 	}
 	return r
+}
+
+// runAgain is a copy made on the worker after the Job had finished (Complete
+// or Failed shown on the manager's Job or on a copy): the finished Job run
+// again. MultiKueue did so when the worker's TTL-after-finished controller
+// removed a finished copy (kubernetes-sigs/kueue#14734; Kueue stopped
+// copying ttlSecondsAfterFinished behind a gate): a dispatcher must not hand
+// the worker's clean-up a Job whose end the manager's Job has to show.
+func runAgain(manager, worker timeline.Timeline) []Violation {
+	var finished time.Time
+	for _, t := range []timeline.Timeline{manager, worker} {
+		for _, e := range t {
+			if j := e.Job(); j != nil && e.Type != timeline.Deleted && (hasCond(j.Status, batchv1.JobComplete) != nil || hasCond(j.Status, batchv1.JobFailed) != nil) {
+				if finished.IsZero() || e.Time.Before(finished) {
+					finished = e.Time
+				}
+				break
+			}
+		}
+	}
+	var out []Violation
+	seen := map[types.UID]bool{}
+	for _, e := range worker {
+		j := e.Job()
+		if j == nil || seen[j.UID] {
+			continue
+		}
+		seen[j.UID] = true
+		if len(seen) > 1 && !finished.IsZero() && e.Time.After(finished) {
+			out = append(out, violation("mirror-once", e, "the worker got a new copy of the Job (uid %s) after the manager's Job had finished (at %s): the finished Job runs again",
+				j.UID, finished.UTC().Format("15:04:05.000")))
+		}
+	}
+	return out
 }
 
 // deletedAt is when the Job job was first seen deleting or gone (zero if

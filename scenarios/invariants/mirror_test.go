@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/internal/timeline"
@@ -158,5 +159,26 @@ func TestMirrorPending(t *testing.T) {
 	gone := append(tl, timeline.Entry{Seq: len(tl), Time: mirrorT0.Add(6 * s), Type: timeline.Deleted, Kind: "Job", Name: "job@worker", Object: tl[len(tl)-1].Object})
 	if MirrorPending(ctx, gone) {
 		t.Errorf("the copy deleted: want none pending")
+	}
+}
+
+func TestMirrorOnce(t *testing.T) {
+	s := time.Second
+	done := batchv1.JobStatus{Succeeded: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}
+	copies := func(uids ...string) timeline.Timeline {
+		var t timeline.Timeline
+		for i, uid := range uids {
+			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "job", UID: types.UID(uid)}, Status: done}
+			t = append(t, timeline.Entry{Seq: i, Time: mirrorT0.Add(time.Duration(2*i+1) * s), Type: timeline.Added, Kind: "Job", Name: "job", Object: j})
+		}
+		return t
+	}
+	manager := statuses(2*s, done)
+	if r := CheckMirror(manager, copies("a", "a"), "job", 5*s, mirrorT0.Add(30*s)); len(r.Violations) > 0 {
+		t.Errorf("one copy: %v", r.Violations)
+	}
+	r := CheckMirror(manager, copies("a", "b"), "job", 5*s, mirrorT0.Add(30*s))
+	if len(r.Violations) != 1 || !strings.Contains(r.Violations[0].String(), "mirror-once") || !strings.Contains(r.Violations[0].String(), "runs again") {
+		t.Errorf("a copy made again after the Job finished: %v", r.Violations)
 	}
 }

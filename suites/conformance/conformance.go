@@ -226,6 +226,8 @@ func registerDispatcherControls() {
 			`^invariant mirror-[a-z]+ at \d\d:\d\d:\d\d\.\d{3} .*active=0 ready=0 terminating=0 `),
 		brokenDispatcher("that copies each status 15s late", "late-status", "prp-failed-sigterm",
 			`^invariant mirror-lag at \d\d:\d\d:\d\d\.\d{3} `),
+		brokenDispatcher("that lets the worker remove a finished copy at once and makes it again", "ttl-to-worker", "ttl-after-finished",
+			`^invariant mirror-once at \d\d:\d\d:\d\d\.\d{3} .*the finished Job runs again`),
 	)
 }
 
@@ -264,8 +266,10 @@ func nodesNote(nodes string) string {
 	return ", " + nodes + " nodes"
 }
 
-// brokenDispatcher is a case of the broken-dispatcher table: scenario's pods
-// trap SIGTERM and the Job waits for them (status.terminating > 0 for seconds).
+// brokenDispatcher is a case of the broken-dispatcher table: scenario shows
+// the fault (prp-failed-sigterm's pods trap SIGTERM and the Job waits for
+// them, status.terminating > 0 for seconds; ttl-after-finished's copy is
+// removed by the worker as soon as it finishes, the manager's Job 3 s later).
 func brokenDispatcher(text, fault, scenario, failure string) TableEntry {
 	return Entry(text, fault, scenario, failure, Serial, Label("managedBy", "multi-cluster"), harness.Priority(Description, "broken-dispatcher-"+fault), SpecTimeout(5*time.Minute))
 }

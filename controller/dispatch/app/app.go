@@ -25,7 +25,7 @@ import (
 )
 
 // Faults are the dispatcher's deliberate bugs, by name.
-var Faults = []dispatch.Fault{dispatch.FaultNoTerminating, dispatch.FaultLateStatus}
+var Faults = []dispatch.Fault{dispatch.FaultNoTerminating, dispatch.FaultLateStatus, dispatch.FaultTTLToWorker}
 
 // Run runs the dispatcher with the command-line arguments args (without the
 // program name) until SIGINT or SIGTERM.
