@@ -42,17 +42,7 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 	if err := os.MkdirAll(art, 0o755); err != nil {
 		return nil, err
 	}
-	var front, beside []job
-	for _, j := range p.jobs {
-		if j.beside {
-			beside = append(beside, j)
-		} else {
-			front = append(front, j)
-		}
-		// A report left by an earlier run must not stand for this one.
-		_ = os.Remove(filepath.Join(j.dir, "report-"+j.suite+".json"))
-		_ = os.Remove(filepath.Join(j.dir, "report.json"))
-	}
+	front, beside := p.streams()
 	res := &outcome{artifacts: art, baseline: p.baseline, requireOracle: p.o.Oracle.Require}
 	// Bad input stops both streams at once: no later suite can judge
 	// anything with it (the user fixes it and runs again).
@@ -60,12 +50,20 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 	defer stopStreams()
 	var mu sync.Mutex
 	var bad []string
+	times := loadSuiteTimes()
+	if len(beside) > 0 {
+		fmt.Fprintf(os.Stderr, "jobconform: %d suite runs in front, %s; %d beside, %s\n", len(front), times.left(front), len(beside), times.left(beside))
+	}
 	stream := func(jobs []job, out io.Writer, name string) {
 		for i, j := range jobs {
 			if sctx.Err() != nil {
 				return
 			}
-			badMsg, err := p.streamJob(sctx, bin, j, out, name, fmt.Sprintf("[%s %d/%d]", name, i+1, len(jobs)))
+			start := time.Now()
+			badMsg, err := p.streamJob(sctx, bin, j, out, name, fmt.Sprintf("[%s %d/%d]", name, i+1, len(jobs)), times.left(jobs[i:]))
+			if badMsg == "" && sctx.Err() == nil { // a red suite took its time too
+				times.record(j, time.Since(start))
+			}
 			mu.Lock()
 			if err != nil {
 				res.errs = append(res.errs, err)
@@ -110,17 +108,33 @@ func (p *plan) runJobs(ctx context.Context) (*outcome, error) {
 	return res, nil
 }
 
+// streams splits the plan's jobs into the front stream and the one beside,
+// and removes the reports an earlier run left in their directories: they
+// must not stand for this one.
+func (p *plan) streams() (front, beside []job) {
+	for _, j := range p.jobs {
+		if j.beside {
+			beside = append(beside, j)
+		} else {
+			front = append(front, j)
+		}
+		_ = os.Remove(filepath.Join(j.dir, "report-"+j.suite+".json"))
+		_ = os.Remove(filepath.Join(j.dir, "report.json"))
+	}
+	return front, beside
+}
+
 // streamJob runs j as the stream name's job and tells what went wrong
 // beyond its verdicts: an error, or the message of a suite that failed on
 // the user's input.
-func (p *plan) streamJob(ctx context.Context, bin string, j job, out io.Writer, name, tag string) (badMsg string, err error) {
+func (p *plan) streamJob(ctx context.Context, bin string, j job, out io.Writer, name, tag, left string) (badMsg string, err error) {
 	if err := p.builds.wait(ctx, j, tag); err != nil {
 		if ctx.Err() != nil {
 			return "", nil
 		}
 		return "", fmt.Errorf("%s: %w", j, err)
 	}
-	fmt.Fprintf(os.Stderr, "jobconform: %s running the %s, %d processes; reports in %s\n", tag, j, j.procs(), j.dir)
+	fmt.Fprintf(os.Stderr, "jobconform: %s running the %s, %d processes; reports in %s; %s\n", tag, j, j.procs(), j.dir, left)
 	start := time.Now()
 	endGroup := func() {}
 	if name == "front" { // the terminal's (a GitHub job's log): the beside stream writes a file
