@@ -414,3 +414,37 @@ func countIndexes(s string) int {
 	}
 	return n
 }
+
+// Over 1,000 cases a pod's disruption is followed by another's on a few
+// dozen, at once and seconds later, each of the four kinds drawn second.
+func TestSecondActsDrawn(t *testing.T) {
+	pairs, gaps, second := 0, map[time.Duration]int{}, map[string]int{}
+	for _, c := range Generate(1, 1000) {
+		var acts []int
+		for i, st := range c.Scenario.Steps {
+			if st.Act != nil && slices.Contains([]string{scenarios.ActDeletePod, scenarios.ActEvictPod, scenarios.ActOrphanPod, scenarios.ActReleasePod}, st.Act.Kind) {
+				acts = append(acts, i)
+			}
+		}
+		if len(acts) < 2 {
+			continue
+		}
+		pairs++
+		a, b := acts[0], acts[1]
+		gap := time.Duration(0)
+		if b == a+2 {
+			gap = c.Scenario.Steps[a+1].Holds.Duration
+		} else if b != a+1 {
+			t.Errorf("%s: steps between its two acts: %+v", c.Scenario.Name, c.Scenario.Steps[a+1:b])
+		}
+		gaps[gap]++
+		second[c.Scenario.Steps[b].Act.Kind]++
+		if w := ptr.Deref(c.Scenario.Steps[a-1].Await.Active, 0); w < 2 {
+			t.Errorf("%s: two pods disrupted on a wave of %d", c.Scenario.Name, w)
+		}
+	}
+	if pairs < 12 || len(gaps) != 3 || len(second) != 4 {
+		t.Errorf("second acts: %d pairs, gaps %v, kinds %v", pairs, gaps, second)
+	}
+	t.Logf("second acts: %d pairs, gaps %v, kinds %v", pairs, gaps, second)
+}

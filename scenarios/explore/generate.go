@@ -518,7 +518,12 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 		}
 		first := &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}
 		steps = append(steps, scenarios.Step{Await: first})
-		steps = append(steps, g.act(s, act, wave, first, features)...)
+		acted := g.act(s, act, wave, first, features)
+		steps = append(steps, acted...)
+		if second := g.secondAct(acted, wave, features); second != nil {
+			steps = append(steps, second...)
+			act += "+" + second[len(second)-1].Act.Kind
+		}
 	}
 	g.note("pod status.conditions (Ready, DisruptionTarget)", fmt.Sprintf("readyAfter=%v gates=%d act=%s", s.Pods.ReadyAfter.Duration, len(s.Pods.Gates), act))
 	if len(s.Pods.Gates) > 0 {
@@ -573,6 +578,34 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 // does on a restart: the new Job owes nothing to the old one's backoff).
 var Acts = []string{scenarios.ActDeletePod, scenarios.ActEvictPod, scenarios.ActOrphanPod, scenarios.ActReleasePod,
 	scenarios.ActSuspend, scenarios.ActScale, scenarios.ActCreatePod, scenarios.ActRecreateJob, scenarios.ActRefusePodChanges}
+
+// secondAct is another pod's disruption after a first one (a pod deleted,
+// evicted, orphaned or released) that was alone, on a wave of two pods or
+// more, in half of such cases: at once or 2 or 4 s later (within the first
+// wave's 10 s runs; after a release or an orphaning, later, once the
+// controller let the pod go, so that the second act finds another pod), a
+// second running pod deleted, evicted, orphaned or released — two failures,
+// or a failure and a release, counted in one sync or in two, replacements
+// and backoffs overlapping. Nil when none is drawn.
+func (g *gen) secondAct(acted []scenarios.Step, wave int32, features map[string]bool) []scenarios.Step {
+	pod := []string{scenarios.ActDeletePod, scenarios.ActEvictPod, scenarios.ActOrphanPod, scenarios.ActReleasePod}
+	if wave < 2 || len(acted) != 1 || acted[0].Act == nil || !slices.Contains(pod, acted[0].Act.Kind) || !g.chance(0.5) {
+		return nil
+	}
+	kind := pick(g, pod...)
+	if kind == scenarios.ActOrphanPod || kind == scenarios.ActReleasePod {
+		features["adoption"] = true
+	}
+	gap := pick(g, 0, 2, 4)
+	if gap == 0 && (acted[0].Act.Kind == scenarios.ActOrphanPod || acted[0].Act.Kind == scenarios.ActReleasePod) {
+		gap = 2
+	}
+	var steps []scenarios.Step
+	if gap > 0 {
+		steps = append(steps, scenarios.Step{Await: &scenarios.StatusPattern{}, Holds: yamltypes.Duration{Duration: time.Duration(gap) * time.Second}})
+	}
+	return append(steps, scenarios.Step{Act: &scenarios.Action{Kind: kind}})
+}
 
 // refusalHolds is how long refusePodChanges' refusal lasts in a case:
 // longer than the first wave's runs (actRun), so that their ends — the
