@@ -186,6 +186,21 @@ var (
 			"FinishOrphanedWorkloads: alpha and off by default in v0.17.4–v0.17.8, Beta and on by default from v0.18.0; only " +
 			"v0.17.0 was run here",
 	}
+	// MultiKueueWorkerTTL: a finished Job run again when the worker's TTL
+	// removes its copy first. PRs read 2026-12-07: #14734 (main), #14827
+	// and #14828 (the 0.18 and 0.19 backports), #15126.
+	MultiKueueWorkerTTL = Bug{
+		ID:         "kubernetes-sigs/kueue#14734",
+		Controller: "multikueue",
+		Read:       "2026-12-07",
+		Releases:   "<=0.17.0",
+		What: "MultiKueue copies the Job's ttlSecondsAfterFinished to the worker's copy, whose TTL-after-finished controller " +
+			"can remove the finished copy before MultiKueue brings its end back: the manager's Job never shows it, and " +
+			"MultiKueue, finding no copy, dispatches the Job again (seen on v0.17.0 with ttlSecondsAfterFinished 0, 2 runs of 2: " +
+			"a new copy a second after the first completed, the manager's Job never Complete). Fixed by #14734 behind the gate " +
+			"MultiKueueBatchJobClearingTTLSecondsAfterFinishedOnWorkerCluster, which #15126 made alpha and off by default, " +
+			"as the backports to 0.18 (#14827) and 0.19 (#14828) have it; only v0.17.0 was run here",
+	}
 )
 
 // All is every known bug, by ID.
@@ -193,7 +208,7 @@ var All = map[string]Bug{}
 
 func init() {
 	for _, b := range []Bug{StaleStatusDuringBackoff, ResumeStartTimeRejected, DeadlineOnResume, SuspendKilledPodFailsJob, SuspendedZeroCompletionsRejected, RecreatedJobBackoff,
-		MultiKueueManualSelector, MultiKueueOrphanPropagation} {
+		MultiKueueManualSelector, MultiKueueOrphanPropagation, MultiKueueWorkerTTL} {
 		All[b.ID] = b
 	}
 }
