@@ -64,8 +64,9 @@ type completed struct {
 // its usage.
 type flagHelp struct{ name, usage string }
 
-// helpFlag is a flag's line in Go's flag.PrintDefaults: "  -name type".
-var helpFlag = regexp.MustCompile(`^  -([A-Za-z0-9][A-Za-z0-9_.-]*)`)
+// helpFlag is a flag's line in a command's -h: "  --name VALUE" (printHelp),
+// or "  -name type" (Go's flag.PrintDefaults).
+var helpFlag = regexp.MustCompile(`^  --?([A-Za-z0-9][A-Za-z0-9_.-]*)`)
 
 // flagsOf runs "jobconform name -h" and reads the flags it lists (the
 // commands print them to stdout and exit before doing anything).
@@ -86,7 +87,7 @@ func flagsOf(ctx context.Context, self, name string) ([]flagHelp, error) {
 			continue
 		}
 		usage := ""
-		if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "    \t") {
+		if i+1 < len(lines) && (strings.HasPrefix(lines[i+1], "    \t") || strings.HasPrefix(lines[i+1], "        ")) {
 			usage = strings.TrimSpace(lines[i+1])
 		} else if _, rest, ok := strings.Cut(l, "\t"); ok {
 			usage = strings.TrimSpace(rest) // a bool flag's usage sits on its own line

@@ -72,7 +72,7 @@ func usage() string {
 			fmt.Fprintf(&b, "      %s\n", line)
 		}
 	}
-	b.WriteString("\nRun \"jobconform <command> -h\" for a command's flags.\n")
+	b.WriteString("\nRun \"jobconform help <command>\" (or \"jobconform <command> -h\") for its flags, grouped, and examples.\n")
 	return b.String()
 }
 
@@ -113,6 +113,9 @@ func main() {
 		os.Exit(2)
 	}
 	name, args := os.Args[1], os.Args[2:]
+	if name == "help" && len(args) > 0 { // help CMD: CMD's -h
+		name, args = args[0], []string{"-h"}
+	}
 	if name == "-h" || name == "--help" || name == "help" {
 		fmt.Print(usage())
 		return
@@ -224,9 +227,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fs.SetOutput(os.Stdout)
-		fmt.Printf("Usage of jobconform %s:\n", fs.Name())
-		fs.PrintDefaults()
+		printHelp(os.Stdout, fs)
 		return err
 	case err != nil:
 		return usageError{fmt.Errorf("%w (jobconform %s -h lists the flags)", err, fs.Name())}
