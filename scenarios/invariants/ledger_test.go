@@ -156,6 +156,25 @@ func TestLedgerDeletedAsActive(t *testing.T) {
 	expectViolation(t, Ledger, ctx, run(30*time.Second, true), "succeeded=0, but its pods say 1")
 }
 
+// A pod that fails just before the controller deletes it as active (a
+// scale-down from a cache that had it running: upstream's deleteJobPods
+// removes its finalizer, then deletes it) may go uncounted, or be counted;
+// one that failed long before must be counted (make test's rehearsal of
+// 2026-12-07: the reference on explore-4-110, failed=2 where 3 pods failed,
+// one of them 0.5 s before its finalizer went).
+func TestLedgerFailedDeletedAsActive(t *testing.T) {
+	ctx := Context{Finalizer: fin}
+	run := func(failedBefore time.Duration, counted int32) *builder {
+		b := newBuilder().pod("a", running).pod("c", running).pod("c", failed)
+		b.wait(failedBefore)
+		b.pod("c", unfinalized).pod("c", deleting).pod("a", succeeded)
+		return finishWith(b, batchv1.JobComplete, 1, counted, "")
+	}
+	expectOK(t, Ledger, ctx, run(500*time.Millisecond, 0))
+	expectOK(t, Ledger, ctx, run(500*time.Millisecond, 1))
+	expectViolation(t, Ledger, ctx, run(30*time.Second, 0), "failed=0, but its pods say 1")
+}
+
 // A pod the controller lets go while it runs (its labels no longer match:
 // its owner reference and finalizer dropped) counts for nothing, though it
 // fails later, after the Job failed (explore seed 3, case 152: v1.37.1's

@@ -233,7 +233,7 @@ func runAgain(manager, worker timeline.Timeline) []Violation {
 		}
 		seen[j.UID] = true
 		if len(seen) > 1 && !finished.IsZero() && e.Time.After(finished) {
-			out = append(out, violation("mirror-once", e, "the worker got a new copy of the Job (uid %s) after the manager's Job had finished (at %s): the finished Job runs again",
+			out = append(out, violation("mirror-once", e, "the worker got a new copy of the Job (uid %s) after the Job had finished (shown at %s): the finished Job runs again",
 				j.UID, finished.UTC().Format("15:04:05.000")))
 		}
 	}
