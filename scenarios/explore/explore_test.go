@@ -442,6 +442,9 @@ func TestSecondActsDrawn(t *testing.T) {
 		if w := ptr.Deref(c.Scenario.Steps[a-1].Await.Active, 0); w < 2 {
 			t.Errorf("%s: two pods disrupted on a wave of %d", c.Scenario.Name, w)
 		}
+		if j := c.Scenario.Job; j.PodFailurePolicy != nil || j.BackoffLimitPerIndex != nil || ptr.Deref(j.BackoffLimit, 6) < 2 {
+			t.Errorf("%s: two pods disrupted where the first may end the Job", c.Scenario.Name)
+		}
 	}
 	if pairs < 12 || len(gaps) != 3 || len(second) != 4 {
 		t.Errorf("second acts: %d pairs, gaps %v, kinds %v", pairs, gaps, second)

@@ -92,6 +92,15 @@ func cuts(s *scenarios.Scenario) []func(*scenarios.Scenario) bool {
 	// (cut apart, the Job would stay suspended, or be awaited suspended
 	// without one: seen shrinking a real failure).
 	for i := range s.Steps {
+		if a := s.Steps[i].Act; a != nil && (i == 0 || s.Steps[i-1].Act != nil) && slices.Contains(podActs, a.Kind) {
+			// A second act drawn at once after the first (secondAct), or
+			// left first by the first's cut: alone.
+			out = append(out, func(c *scenarios.Scenario) bool {
+				c.Steps = slices.Delete(c.Steps, i, i+1)
+				return true
+			})
+			continue
+		}
 		if s.Steps[i].Act == nil || i == 0 || s.Steps[i-1].Await == nil {
 			continue
 		}
