@@ -135,6 +135,12 @@ func podFinishes(ctx Context, t timeline.Timeline) func(upTo time.Time) time.Tim
 	}
 }
 
+// ContainerRun names one run of a pod's container: a kubelet writes its
+// end once; a restart is a new run.
+func ContainerRun(p *corev1.Pod, cs corev1.ContainerStatus) string {
+	return fmt.Sprintf("%s/%s/%d", p.UID, cs.Name, cs.RestartCount)
+}
+
 // FirstFinishes returns a reader of pods' main containers' ends, called on
 // a pod's recorded versions in order: the finishedAt of each container's
 // run (pod, container, restartCount) as first recorded, whatever a later
@@ -152,7 +158,7 @@ func FirstFinishes() func(p *corev1.Pod) []time.Time {
 			if term == nil || term.FinishedAt.IsZero() {
 				continue
 			}
-			key := fmt.Sprintf("%s/%s/%d", p.UID, cs.Name, cs.RestartCount)
+			key := ContainerRun(p, cs)
 			end, seen := first[key]
 			if !seen {
 				end = term.FinishedAt.Time

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/jobconform/jobconform/internal/starvation"
 	"github.com/jobconform/jobconform/internal/timeline"
+	"github.com/jobconform/jobconform/scenarios/invariants"
 )
 
 // meterInterval is how often a run samples the machine: once a second,
@@ -58,7 +58,7 @@ func statusLag(t timeline.Timeline) (worst time.Duration, rewritten int) {
 			if term == nil || term.FinishedAt.IsZero() {
 				continue
 			}
-			key := fmt.Sprintf("%s/%s/%d", p.UID, cs.Name, cs.RestartCount)
+			key := invariants.ContainerRun(p, cs)
 			first, ok := seen[key]
 			switch {
 			case !ok:
