@@ -511,16 +511,23 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 		// step sets keeps ready at 0): they run long enough (10 s) that
 		// none ends before the act.
 		act = pick(g, Acts...)
-		s.Pods.Run = actRun
-		for ix, b := range s.Pods.ByIndex {
-			b.Run = actRun
-			s.Pods.ByIndex[ix] = b
-		}
+		setRun(s, actRun)
 		first := &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}
 		steps = append(steps, scenarios.Step{Await: first})
 		acted := g.act(s, act, wave, first, features)
+		second := g.secondAct(s, acted, wave, features)
+		if onPods(acted) {
+			run, ok := actRunFor(s, slices.Concat(acted, second))
+			if !ok && second != nil {
+				second = nil
+				run, ok = actRunFor(s, acted)
+			}
+			if ok {
+				setRun(s, fmt.Sprintf("%ds", run))
+			}
+		}
 		steps = append(steps, acted...)
-		if second := g.secondAct(s, acted, wave, features); second != nil {
+		if second != nil {
 			steps = append(steps, second...)
 			act += "+" + second[len(second)-1].Act.Kind
 		}

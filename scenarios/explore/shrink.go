@@ -34,6 +34,7 @@ func Shrink(s *scenarios.Scenario) []*scenarios.Scenario {
 		if !cut(c) || !fitWaves(s, c) {
 			continue
 		}
+		retime(c) // the acts left, or what they reach, may need another run
 		c.Name = ""
 		data, err := Render(c)
 		if err != nil || seen[string(data)] {
@@ -257,8 +258,8 @@ func lower(p **int32, floor int32) bool {
 	return true
 }
 
-// shorter takes the pods' run times one down (10 s, 4 s, 1 s); 10 s only
-// once no act needs the first wave running: any act right after an await
+// shorter takes the pods' run times one down (an act's, 4 s, 1 s); an
+// act's only once no act needs the first wave running: any act right after an await
 // of running pods (a pod's deletion, but also a suspension or a scale,
 // whose effect on the running wave is what the case tests). Shrunk to 1 s,
 // explore-2-23's suspension landed after its pod had failed on a busy
@@ -268,8 +269,8 @@ func shorter(s *scenarios.Scenario) bool {
 	acts := needsRunningWave(s)
 	down := func(run string) string {
 		switch {
-		case run == actRun && !acts:
-			return runTimes[1]
+		case !acts && run != "" && run != refusedRun && !slices.Contains(runTimes, run):
+			return runTimes[1] // an act's run (actRunFor), no act left to need it
 		case run == runTimes[1]:
 			return runTimes[0]
 		}

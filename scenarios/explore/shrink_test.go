@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -146,9 +147,15 @@ func TestShrinkKeepsPodsRunningForActs(t *testing.T) {
 					continue
 				}
 				seen++
-				// (10 s, 30 s where a refusal wraps a deletion, or until
+				// (10 s or the pod acts' run, 30 s where a refusal wraps a deletion, or until
 				// stopped where a deadline ends the Job)
 				long := []string{actRun, refusedRun}
+				if acts := podActSteps(k); acts != nil {
+					// pod acts: the run the model gives what is left
+					if run, ok := actRunFor(k, acts); ok {
+						long = []string{fmt.Sprintf("%ds", run), refusedRun}
+					}
+				}
 				if k.Job.ActiveDeadlineSeconds != nil {
 					long = append(long, "")
 				}
