@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jobconform/jobconform/internal/options"
+	"github.com/jobconform/jobconform/scenarios/catalog"
 )
 
 // clusterPackages are exactly the packages (the suites' aside, which make
@@ -152,5 +153,56 @@ func TestExploreSample(t *testing.T) {
 	n := len(p.jobs)
 	if err := p.addExploreSample(); err != nil || len(p.jobs) != n {
 		t.Errorf("with --focus: %d jobs, want %d (%v)", len(p.jobs), n, err)
+	}
+}
+
+// make test's scale suite: its 600-pod form narrowed to scaleSample, every
+// sample scenario selected for each controller and no other; a run the
+// user narrowed keeps its own filter.
+func TestScaleSample(t *testing.T) {
+	o := options.Defaults()
+	o.Run.Artifacts = "/a"
+	o.Run.Versions = []string{"v1.37.1"}
+	o.Run.Suites = []string{"conformance", "scale"}
+	o.Controllers = []string{"builtin", "reference"}
+	o.Scale = "600"
+	p := &plan{o: o, jobs: planJobs(o, map[string]int{"conformance": 1, "scale": 1}), specs: map[string]int{}, scenarios: &catalog.Set{}}
+	if err := p.narrowScale(); err != nil {
+		t.Fatal(err)
+	}
+	var sc *job
+	for i := range p.jobs {
+		if p.jobs[i].suite == "scale" {
+			sc = &p.jobs[i]
+		}
+	}
+	if sc == nil || sc.o.Run.Focus == "" {
+		t.Fatalf("scale job not narrowed: %+v", sc)
+	}
+	specs, err := p.selectedSpecs(sc.o, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, s := range specs {
+		i := slices.IndexFunc(scaleSample, func(n string) bool { return strings.HasSuffix(s.Scenario, "-"+n) })
+		if i < 0 {
+			t.Errorf("%s [%s] selected, not in the sample", s.Scenario, s.Controller)
+			continue
+		}
+		seen[scaleSample[i]]++
+	}
+	for _, n := range scaleSample {
+		if seen[n] < len(o.Controllers) {
+			t.Errorf("%s selected %d times, want one per controller (%d)", n, seen[n], len(o.Controllers))
+		}
+	}
+	if p.specs["scale"] != len(specs) {
+		t.Errorf("specs counted %d, selected %d", p.specs["scale"], len(specs))
+	}
+	p.o.Run.Focus = "backoff"
+	p.jobs = planJobs(p.o, map[string]int{"scale": 1})
+	if err := p.narrowScale(); err != nil || p.jobs[0].o.Run.Focus != "backoff" {
+		t.Errorf("a user's focus replaced: %q (%v)", p.jobs[0].o.Run.Focus, err)
 	}
 }
