@@ -230,6 +230,7 @@ var All = []Invariant{
 	ManagedBySilence,
 	DelegationRespected,
 	ReadyFollows,
+	ReadySeen,
 	StartTime,
 	CompletionTime,
 	DeadlineFromStart,

@@ -5,6 +5,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobconform/jobconform/internal/timeline"
@@ -102,6 +103,63 @@ var ReadyFollows = Invariant{
 					s.ready, s.e.Time.Format("15:04:05.000"), st.ready, bound))
 			}
 		}
+		return out
+	},
+}
+
+// ReadySeen: status.ready never counts more of the Job's pods than were
+// Ready (and not terminating or finished) at once at some revision before
+// the write. A controller counts from its cache, a snapshot of the pods
+// at some earlier revision (an informer's lister reads under the store's
+// lock), so a lagging cache may show fewer or stale pods, never pods
+// Ready before they were: this bound is causal and holds at any load,
+// where ready-follows' and staleWrites' bounds wait out CauseGrace (5 s).
+// Issue #70's mutant ready-high-for-a-moment counts a pod ready for 3 s
+// after its Ready condition changed, whatever its status: a pod ready
+// only after 2 s shows in status.ready at once. Judged per Job (a Job
+// made again under its name starts over), in revision order, up to the
+// first gap in the recording (states lost there could have held more
+// pods Ready), not on a dispatched Job (its pods are the worker's copy's).
+var ReadySeen = Invariant{
+	Name:        "ready-seen",
+	Description: "status.ready never exceeds the most of the Job's pods Ready (not terminating) at once before the write",
+	Check: func(ctx Context, t timeline.Timeline) []Violation {
+		if ctx.Copy != "" {
+			return nil
+		}
+		var gapFrom uint64
+		for _, s := range unknownSpans(t) {
+			if gapFrom == 0 || s.fromRV < gapFrom {
+				gapFrom = s.fromRV
+			}
+		}
+		var gapAt time.Time
+		for _, g := range ctx.Gaps {
+			if gapAt.IsZero() || g.From.Before(gapAt) {
+				gapAt = g.From
+			}
+		}
+		owned := ownedCount{pred: podReady}
+		var job types.UID
+		var most int32
+		var out []Violation
+		replay(ctx, t, func(e timeline.Entry, before, after *world) {
+			n := owned.update(e, before, after)
+			if after.job == nil {
+				return
+			}
+			if after.job.UID != job {
+				job, most = after.job.UID, n
+			}
+			most = max(most, n)
+			if e.Kind != "Job" || (gapFrom != 0 && e.Revision() >= gapFrom) || (!gapAt.IsZero() && !e.Time.Before(gapAt)) {
+				return
+			}
+			if r := ptr.Deref(after.job.Status.Ready, 0); r > most {
+				out = append(out, violation("ready-seen", e, "status.ready=%d, but at most %d of the Job's pods were Ready (not terminating) at once before this write: pods counted ready before they were",
+					r, most))
+			}
+		})
 		return out
 	},
 }
