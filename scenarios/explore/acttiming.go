@@ -110,7 +110,7 @@ func actRunFor(s *scenarios.Scenario, acts []scenarios.Step) (run int, ok bool) 
 		}
 		fits := true
 		for _, b := range backoffs {
-			fits = fits && b.clear(f)
+			fits = fits && b.clear(f) && (!mixedEnds(s) || b.clear(f+endsApart))
 		}
 		base := int(actRunSeconds)
 		if fits && (!found || abs(run-base) < abs(best-base)) {
@@ -120,8 +120,13 @@ func actRunFor(s *scenarios.Scenario, acts []scenarios.Step) (run int, ok bool) 
 	return best, found
 }
 
-// actRunSeconds is actRun in seconds.
-var actRunSeconds = func() float64 { d, _ := time.ParseDuration(actRun); return d.Seconds() }()
+// actRunSeconds and refusedRunSeconds are actRun and refusedRun in seconds.
+var (
+	actRunSeconds     = seconds(actRun)
+	refusedRunSeconds = seconds(refusedRun)
+)
+
+func seconds(run string) float64 { d, _ := time.ParseDuration(run); return d.Seconds() }
 
 func abs(x int) int { return max(x, -x) }
 
@@ -135,13 +140,45 @@ func onPods(steps []scenarios.Step) bool {
 	return len(steps) > 0
 }
 
-// setRun sets how long every pod of s runs.
-func setRun(s *scenarios.Scenario, run string) {
-	s.Pods.Run = run
+// setRun sets how long the pods of s run, in seconds: an index that ends
+// otherwise than the others (a success among failures, or the reverse)
+// endsApart later.
+func setRun(s *scenarios.Scenario, run int) {
+	s.Pods.Run = fmt.Sprintf("%ds", run)
 	for ix, b := range s.Pods.ByIndex {
-		b.Run = run
+		b.Run = s.Pods.Run
+		if endsOtherwise(s.Pods, b) {
+			b.Run = fmt.Sprintf("%ds", run+endsApart)
+		}
 		s.Pods.ByIndex[ix] = b
 	}
+}
+
+// endsApart is how far apart (seconds) the ends of a wave's successes and
+// failures are kept. Upstream's backoff record forgets the failures that
+// did not end after the last success, by finishedAt (whole seconds), among
+// the pods one sync sees newly finished: pods that fail and succeed in the
+// same second are grouped by syncs (a 1 s batch, and a loaded machine's
+// pace), and the Job's next pod comes at once or 10 s later. make test's
+// rehearsal of 2026-12-07 (evening): explore-1-13's three 4 s pods, one a
+// success, gave the built-in no backoff in three runs and the reference
+// one of 10 s in one run of two.
+const endsApart = 3
+
+// endsOtherwise tells whether a pod of behaviour b ends otherwise than one
+// of base: one succeeds, the other fails.
+func endsOtherwise(base, b scenarios.PodBehavior) bool {
+	return (base.ExitCode == 0) != (b.ExitCode == 0)
+}
+
+// mixedEnds tells whether s's first wave has both successes and failures.
+func mixedEnds(s *scenarios.Scenario) bool {
+	for _, b := range s.Pods.ByIndex {
+		if endsOtherwise(s.Pods, b) {
+			return true
+		}
+	}
+	return false
 }
 
 // podActSteps are the acts on running pods that follow the await of the
@@ -179,10 +216,9 @@ func retime(s *scenarios.Scenario) bool {
 	if !ok {
 		return false
 	}
-	r := fmt.Sprintf("%ds", run)
-	if r == s.Pods.Run {
+	if fmt.Sprintf("%ds", run) == s.Pods.Run {
 		return false
 	}
-	setRun(s, r)
+	setRun(s, run)
 	return true
 }

@@ -91,3 +91,28 @@ func TestGeneratedActRuns(t *testing.T) {
 	}
 	t.Logf("%d cases' runs moved off %s", moved, actRun)
 }
+
+// TestMixedEndsApart: in every generated case, an index that succeeds where
+// the others fail (or the reverse) ends endsApart or more from them, so no
+// sync groups a success and a failure of one second (explore-1-13).
+func TestMixedEndsApart(t *testing.T) {
+	mixed := 0
+	for _, seed := range []uint64{1, 2} {
+		for _, c := range Generate(seed, 1000) {
+			base := c.Scenario.Pods
+			for ix, b := range base.ByIndex {
+				if !endsOtherwise(base, b) || b.Run == "" || base.Run == "" {
+					continue
+				}
+				mixed++
+				if d := seconds(b.Run) - seconds(base.Run); d < endsApart && -d < endsApart {
+					t.Errorf("%s: index %s runs %s, the others %s: a success and a failure %gs apart", c.Scenario.Name, ix, b.Run, base.Run, d)
+				}
+			}
+		}
+	}
+	if mixed == 0 {
+		t.Fatal("no case mixes a success and a failure in its first wave")
+	}
+	t.Logf("%d cases mix a success and a failure, each %ds apart or more", mixed, endsApart)
+}

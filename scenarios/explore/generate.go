@@ -241,6 +241,11 @@ func (g *gen) pods(s *scenarios.Scenario, indexed bool, completions int32, onFai
 	if indexed && completions > 1 && g.chance(0.7) {
 		ix := strconv.Itoa(g.r.IntN(int(completions)))
 		b, f := one()
+		if endsOtherwise(base, b) && b.Run == base.Run {
+			// A success and a failure in one second race for the backoff
+			// (endsApart): runTimes are that far apart.
+			b.Run = runTimes[1-slices.Index(runTimes, b.Run)]
+		}
 		s.Pods.ByIndex = map[string]scenarios.PodBehavior{ix: b}
 		failing = max(failing, f)
 	}
@@ -511,7 +516,7 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 		// step sets keeps ready at 0): they run long enough (10 s) that
 		// none ends before the act.
 		act = pick(g, Acts...)
-		setRun(s, actRun)
+		setRun(s, int(actRunSeconds))
 		first := &scenarios.StatusPattern{Active: ptr.To(wave), Ready: ptr.To(wave)}
 		steps = append(steps, scenarios.Step{Await: first})
 		acted := g.act(s, act, wave, first, features)
@@ -523,7 +528,7 @@ func (g *gen) steps(s *scenarios.Scenario, wave int32, features map[string]bool)
 				run, ok = actRunFor(s, acted)
 			}
 			if ok {
-				setRun(s, fmt.Sprintf("%ds", run))
+				setRun(s, run)
 			}
 		}
 		steps = append(steps, acted...)
@@ -648,11 +653,7 @@ const refusedRun = "30s"
 // Job's end: upstream's deleteJobPods fails and the sync is retried. The
 // suspension is awaited once allowed, then resumed.
 func (g *gen) refusedDeletions(s *scenarios.Scenario, wave int32, refuse []string, features map[string]bool) []scenarios.Step {
-	s.Pods.Run = refusedRun
-	for ix, b := range s.Pods.ByIndex {
-		b.Run = refusedRun
-		s.Pods.ByIndex[ix] = b
-	}
+	setRun(s, int(refusedRunSeconds))
 	inner := &scenarios.Action{Kind: scenarios.ActSuspend}
 	if wave >= 2 && g.chance(0.5) {
 		inner = &scenarios.Action{Kind: scenarios.ActScale, Parallelism: ptr.To(int32(1))}
