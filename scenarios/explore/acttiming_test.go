@@ -116,3 +116,24 @@ func TestMixedEndsApart(t *testing.T) {
 	}
 	t.Logf("%d cases mix a success and a failure, each %ds apart or more", mixed, endsApart)
 }
+
+// TestShrinkKeepsEndsApart: no cut of the shrinker brings a success and a
+// failure of the first wave into one second.
+func TestShrinkKeepsEndsApart(t *testing.T) {
+	for _, c := range Generate(2, 300) {
+		s := c.Scenario
+		for depth := 0; depth < 40; depth++ {
+			cands := Shrink(s)
+			for _, k := range cands {
+				if !endsKeptApart(k) {
+					t.Fatalf("%s: a success and a failure brought together: base %s, byIndex %+v", k.Name, k.Pods.Run, k.Pods.ByIndex)
+				}
+			}
+			if len(cands) == 0 {
+				break
+			}
+			s = cands[len(cands)-1]
+			s.Name = c.Scenario.Name
+		}
+	}
+}

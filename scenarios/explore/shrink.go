@@ -277,6 +277,7 @@ func shorter(s *scenarios.Scenario) bool {
 		return run
 	}
 	changed := false
+	was := clone(s)
 	if r := down(s.Pods.Run); r != s.Pods.Run {
 		s.Pods.Run, changed = r, true
 	}
@@ -286,7 +287,24 @@ func shorter(s *scenarios.Scenario) bool {
 			s.Pods.ByIndex[ix] = b
 		}
 	}
+	if changed && !endsKeptApart(s) {
+		*s = *was // a success and a failure brought into one second (endsApart)
+		return false
+	}
 	return changed
+}
+
+// endsKeptApart tells whether s's indexes that succeed where the others
+// fail, or the reverse, end endsApart or more from them.
+func endsKeptApart(s *scenarios.Scenario) bool {
+	for _, b := range s.Pods.ByIndex {
+		if endsOtherwise(s.Pods, b) && b.Run != "" && s.Pods.Run != "" {
+			if d := seconds(b.Run) - seconds(s.Pods.Run); d < endsApart && -d < endsApart {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // needsRunningWave tells whether an act of s follows an await of running
