@@ -490,9 +490,13 @@ func judge(ctx context.Context, r *Result, j judged) {
 	r.Observation = oracle.ObserveWith(entries, JobName, c.Finalizer, ictx.Gaps)
 	r.Observation.Controller, r.Observation.Version, r.Observation.Nodes, r.Observation.Gates = c.Name, j.version, o.Nodes, o.Gates
 	r.Observation.Scenario = oracle.Fingerprint(s)
-	if len(r.Chaos) > 0 || len(ictx.Restarts) > 0 {
+	if len(r.Chaos) > 0 || len(ictx.Restarts) > 0 || (j.inj != nil && len(j.inj.Records()) > 0) {
 		// A disruption's own time (chaos, a restart, a lost node) differs by
-		// controller and by run: what follows it is not timed.
+		// controller and by run: what follows it is not timed. The run's
+		// own chaos steps count too (their records reach r.Chaos only when
+		// the chaos is undone, after judging): a pod killed or a node
+		// drained lands on other pods from run to run (the chaos suite's
+		// seeded-soak and drain-ignored, 2026-12-07, timed by mistake).
 		r.Observation.Clocks, r.Observation.Untimed = nil, "a disruption (chaos, a restart, a lost node) in the run"
 	} else {
 		r.Observation.Starved(ictx.Starved)
