@@ -103,6 +103,7 @@ func actRunFor(s *scenarios.Scenario, acts []scenarios.Step) (run int, ok bool) 
 		}
 	}
 	best, found := 0, false
+	base, mixed := int(actRunSeconds), mixedEnds(s)
 	for run := 6; run <= 30; run++ {
 		f := float64(run)
 		if f < at.hi+actMargin {
@@ -110,9 +111,8 @@ func actRunFor(s *scenarios.Scenario, acts []scenarios.Step) (run int, ok bool) 
 		}
 		fits := true
 		for _, b := range backoffs {
-			fits = fits && b.clear(f) && (!mixedEnds(s) || b.clear(f+endsApart))
+			fits = fits && b.clear(f) && (!mixed || b.clear(f+endsApart))
 		}
-		base := int(actRunSeconds)
 		if fits && (!found || abs(run-base) < abs(best-base)) {
 			best, found = run, true
 		}
